@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "macro.h"
+#include "util.h"
+
+typedef enum EventSource {
+	EVENT_SOURCE_UDEV,	/* udev's netlink monitor, after rules (the default) */
+	EVENT_SOURCE_KERNEL,	/* the kernel's uevent netlink, where no udevd runs */
+	EVENT_SOURCE_NONE,	/* rescans only (tests, or driven by D-Bus Rescan()) */
+} EventSource;
+
+const char *event_source_to_string(EventSource s);
+EventSource event_source_from_string(const char *s);
+
+/*
+ * /etc/fw-helperd/fw-helperd.conf, then fw-helperd.conf.d/ drop-ins in lexical order,
+ * systemd-style INI (see fw-helperd.conf(5)). Later assignments override earlier ones;
+ * list settings append, and an empty assignment resets the list.
+ */
+typedef struct Config {
+	/* [Firmware] */
+	char **search_path;		/* SearchPath=: roots after the kernel's own */
+	char **optional_firmware;	/* OptionalFirmware=: fnmatch globs of names drivers only probe for */
+	int optional_log_level;		/* OptionalLogLevel=: level for missing optional names (debug) */
+	uint64_t max_size;		/* MaxSize=: largest blob served (1G) */
+
+	/* [Service] */
+	unsigned workers;		/* Workers=: concurrent requests (4) */
+	EventSource event_source;	/* EventSource=: udev | kernel | none */
+	usec_t timeout_margin;		/* TimeoutMarginSec=: answer or abort this long before the kernel gives up (1s) */
+} Config;
+
+/* A Config with every default set. */
+int config_new(Config **ret);
+Config *config_free(Config *c);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Config *, config_free);
+
+/*
+ * Loads main_path (missing is fine) then dropin_dir/ *.conf (missing is fine).
+ * Syntax errors and invalid values are logged as "file:line: ..." and make it fail with
+ * -EINVAL; unknown sections and keys are logged as warnings with file:line and ignored.
+ */
+int config_load(const char *main_path, const char *dropin_dir, Config **ret);
+
+/* Parses one file's text into c (for the fuzzer and tests); filename is for messages. */
+int config_parse_string(Config *c, const char *filename, const char *text);

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include "macro.h"
+
+typedef enum FwCompression {
+	FW_COMPRESSION_NONE,
+	FW_COMPRESSION_ZSTD,
+	FW_COMPRESSION_XZ,
+} FwCompression;
+
+const char *fw_compression_to_string(FwCompression c);
+
+/*
+ * Builds the search roots in the kernel's own order (fs/firmware_loader/main.c fw_path[]):
+ * custom_path (the firmware_class.path module parameter, skipped when NULL or empty),
+ * /lib/firmware/updates/<release>, /lib/firmware/updates, /lib/firmware/<release>,
+ * /lib/firmware, then extra_dirs in order. prefix (NULL or "" for none) is prepended to
+ * every built-in root, for tests against a fixture tree. Duplicates are dropped.
+ */
+int fw_search_path_build(const char *prefix, const char *custom_path, const char *kernel_release,
+			 char *const *extra_dirs, char ***ret_roots);
+
+/* Reads /sys/module/firmware_class/parameters/path (sysfs_root may be NULL for "/sys"). */
+int fw_search_path_read_custom(const char *sysfs_root, char **ret);
+
+typedef struct FwBlob {
+	char *path;		/* the file found, e.g. "/lib/firmware/foo.bin.xz" */
+	FwCompression compression;
+	int fd;			/* the opened file when not compressed, else -EBADF */
+	struct stat st;		/* of the file as opened */
+	void *data;		/* decompressed contents when compressed, else NULL */
+	size_t size;		/* bytes to hand to the kernel */
+} FwBlob;
+
+FwBlob *fw_blob_free(FwBlob *b);
+DEFINE_TRIVIAL_CLEANUP_FUNC(FwBlob *, fw_blob_free);
+
+/*
+ * Finds name beneath the roots, in the kernel's order: every root for the plain name,
+ * then every root for name.zst, then name.xz. The file is opened beneath its root only
+ * (openat2 RESOLVE_BENEATH, or an equivalent check where the kernel lacks it): symlinks
+ * are followed while they stay inside that root. Compressed files are decompressed into
+ * memory. Blobs larger than max_size (after decompression) are refused with -EFBIG.
+ *
+ * Appends every full path it tried to *tried (may be NULL) for the journal.
+ * Returns 0 and a blob, -ENOENT when no root has it, or another negative errno
+ * (-EXDEV: a symlink leaves its root; -EBADMSG: corrupt compressed data; -EISDIR...).
+ */
+int fw_blob_open(char *const *roots, const char *name, uint64_t max_size, FwBlob **ret,
+		 char ***tried);

@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+
+#include "json.h"
+
+int json_writer_init(JsonWriter *w)
+{
+	*w = (JsonWriter){};
+	w->f = open_memstream(&w->buf, &w->size);
+	return w->f ? 0 : -ENOMEM;
+}
+
+void json_writer_done(JsonWriter *w)
+{
+	if (w->f)
+		fclose(w->f);
+	free(w->buf);
+	*w = (JsonWriter){};
+}
+
+int json_writer_finish(JsonWriter *w, char **ret)
+{
+	int r = fclose(w->f);
+
+	w->f = NULL;
+	if (r != 0 || !w->buf) {
+		json_writer_done(w);
+		return -ENOMEM;
+	}
+	*ret = w->buf;
+	w->buf = NULL;
+	json_writer_done(w);
+	return 0;
+}
+
+/* Called before every value or key: a comma unless it is the first in its container. */
+static void separate(JsonWriter *w)
+{
+	if (w->need_comma[w->depth])
+		fputc(',', w->f);
+	w->need_comma[w->depth] = true;
+}
+
+static void open_container(JsonWriter *w, char c)
+{
+	separate(w);
+	fputc(c, w->f);
+	if (w->depth + 1 < sizeof(w->need_comma))
+		w->depth++;
+	w->need_comma[w->depth] = false;
+}
+
+static void close_container(JsonWriter *w, char c)
+{
+	if (w->depth > 0)
+		w->depth--;
+	fputc(c, w->f);
+}
+
+void json_object_begin(JsonWriter *w)
+{
+	open_container(w, '{');
+}
+
+void json_object_end(JsonWriter *w)
+{
+	close_container(w, '}');
+}
+
+void json_array_begin(JsonWriter *w)
+{
+	open_container(w, '[');
+}
+
+void json_array_end(JsonWriter *w)
+{
+	close_container(w, ']');
+}
+
+static void put_string(JsonWriter *w, const char *s)
+{
+	fputc('"', w->f);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		switch (*p) {
+		case '"':
+			fputs("\\\"", w->f);
+			break;
+		case '\\':
+			fputs("\\\\", w->f);
+			break;
+		case '\n':
+			fputs("\\n", w->f);
+			break;
+		case '\t':
+			fputs("\\t", w->f);
+			break;
+		default:
+			if (*p < 0x20 || *p == 0x7f)
+				fprintf(w->f, "\\u%04x", *p);
+			else
+				fputc(*p, w->f);
+		}
+	}
+	fputc('"', w->f);
+}
+
+void json_key(JsonWriter *w, const char *key)
+{
+	separate(w);
+	put_string(w, key);
+	fputc(':', w->f);
+	/* the value that follows must not add a comma */
+	w->need_comma[w->depth] = false;
+}
+
+/* A value after a key must re-arm the comma for the next key. */
+static void value_done(JsonWriter *w)
+{
+	w->need_comma[w->depth] = true;
+}
+
+void json_string(JsonWriter *w, const char *s)
+{
+	separate(w);
+	if (s)
+		put_string(w, s);
+	else
+		fputs("null", w->f);
+	value_done(w);
+}
+
+void json_uint(JsonWriter *w, uint64_t v)
+{
+	separate(w);
+	fprintf(w->f, "%" PRIu64, v);
+	value_done(w);
+}
+
+void json_int(JsonWriter *w, int64_t v)
+{
+	separate(w);
+	fprintf(w->f, "%" PRId64, v);
+	value_done(w);
+}
+
+void json_bool(JsonWriter *w, bool b)
+{
+	separate(w);
+	fputs(b ? "true" : "false", w->f);
+	value_done(w);
+}
+
+void json_null(JsonWriter *w)
+{
+	separate(w);
+	fputs("null", w->f);
+	value_done(w);
+}
