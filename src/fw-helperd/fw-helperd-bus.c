@@ -1,1 +1,267 @@
 /* SPDX-License-Identifier: MIT */
+#include <stddef.h>
+#include <stdlib.h>
+#include <systemd/sd-bus.h>
+
+#include "config.h"
+#include "fw-helperd-bus.h"
+#include "fw-helperd-manager.h"
+#include "json.h"
+#include "log.h"
+
+static int property_get_version(sd_bus *bus, const char *path, const char *interface,
+				const char *property, sd_bus_message *reply, void *userdata,
+				sd_bus_error *error)
+{
+	return sd_bus_message_append(reply, "s", PACKAGE_VERSION);
+}
+
+static int property_get_state(sd_bus *bus, const char *path, const char *interface,
+			      const char *property, sd_bus_message *reply, void *userdata,
+			      sd_bus_error *error)
+{
+	Manager *m = userdata;
+
+	return sd_bus_message_append(reply, "s", manager_state_to_string(m->state));
+}
+
+static int property_get_event_source(sd_bus *bus, const char *path, const char *interface,
+				     const char *property, sd_bus_message *reply, void *userdata,
+				     sd_bus_error *error)
+{
+	Manager *m = userdata;
+
+	return sd_bus_message_append(reply, "s", event_source_to_string(m->config->event_source));
+}
+
+static int property_get_search_path(sd_bus *bus, const char *path, const char *interface,
+				    const char *property, sd_bus_message *reply, void *userdata,
+				    sd_bus_error *error)
+{
+	_cleanup_strv_free_ char **roots = NULL;
+	Manager *m = userdata;
+	int r;
+
+	r = manager_search_roots(m, &roots);
+	if (r < 0)
+		return r;
+	return sd_bus_message_append_strv(reply, roots);
+}
+
+static int property_get_missing(sd_bus *bus, const char *path, const char *interface,
+				const char *property, sd_bus_message *reply, void *userdata,
+				sd_bus_error *error)
+{
+	Manager *m = userdata;
+	int r;
+
+	r = sd_bus_message_open_container(reply, 'a', "s");
+	if (r < 0)
+		return r;
+	for (MissingEntry *e = m->missing; e; e = e->next) {
+		r = sd_bus_message_append(reply, "s", e->name);
+		if (r < 0)
+			return r;
+	}
+	return sd_bus_message_close_container(reply);
+}
+
+/* Counters live in Manager; the vtable's offset points userdata at the field. */
+static int property_get_u64(sd_bus *bus, const char *path, const char *interface,
+			    const char *property, sd_bus_message *reply, void *userdata,
+			    sd_bus_error *error)
+{
+	return sd_bus_message_append(reply, "t", *(uint64_t *)userdata);
+}
+
+static int property_get_unsigned(sd_bus *bus, const char *path, const char *interface,
+				 const char *property, sd_bus_message *reply, void *userdata,
+				 sd_bus_error *error)
+{
+	return sd_bus_message_append(reply, "u", *(unsigned *)userdata);
+}
+
+/* State changes are root's: the policy file says so, and so does this, from the sender's creds. */
+static int check_root(sd_bus_message *message, sd_bus_error *error)
+{
+	_cleanup_(sd_bus_creds_unrefp) sd_bus_creds *creds = NULL;
+	uid_t euid;
+	int r;
+
+	r = sd_bus_query_sender_creds(message, SD_BUS_CREDS_EUID | SD_BUS_CREDS_AUGMENT, &creds);
+	if (r < 0)
+		return r;
+	r = sd_bus_creds_get_euid(creds, &euid);
+	if (r < 0)
+		return r;
+	if (euid != 0)
+		return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED,
+					"Only root may change fw-helperd's state.");
+	return 0;
+}
+
+static int method_describe(sd_bus_message *message, void *userdata, sd_bus_error *error)
+{
+	_cleanup_free_ char *json = NULL;
+	Manager *m = userdata;
+	int r;
+
+	r = manager_describe_json(m, &json);
+	if (r < 0)
+		return r;
+	return sd_bus_reply_method_return(message, "s", json);
+}
+
+static int method_reload(sd_bus_message *message, void *userdata, sd_bus_error *error)
+{
+	Manager *m = userdata;
+	int r;
+
+	r = check_root(message, error);
+	if (r < 0)
+		return r;
+	r = manager_reload(m);
+	if (r < 0)
+		return sd_bus_error_set(error, SD_BUS_ERROR_INVALID_ARGS,
+					"Configuration is invalid, previous one kept (see the journal).");
+	return sd_bus_reply_method_return(message, NULL);
+}
+
+static int method_rescan(sd_bus_message *message, void *userdata, sd_bus_error *error)
+{
+	Manager *m = userdata;
+	int r;
+
+	r = check_root(message, error);
+	if (r < 0)
+		return r;
+	r = manager_rescan(m);
+	if (r < 0)
+		return r;
+	return sd_bus_reply_method_return(message, "u", (uint32_t)r);
+}
+
+static const sd_bus_vtable manager_vtable[] = {
+	SD_BUS_VTABLE_START(0),
+	SD_BUS_PROPERTY("Version", "s", property_get_version, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+	SD_BUS_PROPERTY("State", "s", property_get_state, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+	SD_BUS_PROPERTY("EventSource", "s", property_get_event_source, 0,
+			SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+	SD_BUS_PROPERTY("Served", "t", property_get_u64, offsetof(Manager, served),
+			SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+	SD_BUS_PROPERTY("Failed", "t", property_get_u64, offsetof(Manager, failed),
+			SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+	SD_BUS_PROPERTY("Missing", "t", property_get_u64, offsetof(Manager, missing_count),
+			SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+	SD_BUS_PROPERTY("Rejected", "t", property_get_u64, offsetof(Manager, rejected),
+			SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+	SD_BUS_PROPERTY("BytesServed", "t", property_get_u64, offsetof(Manager, bytes_served),
+			SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+	SD_BUS_PROPERTY("InFlight", "u", property_get_unsigned, offsetof(Manager, n_requests),
+			SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+	SD_BUS_PROPERTY("SearchPath", "as", property_get_search_path, 0,
+			SD_BUS_VTABLE_PROPERTY_EMITS_INVALIDATION),
+	SD_BUS_PROPERTY("MissingFirmware", "as", property_get_missing, 0,
+			SD_BUS_VTABLE_PROPERTY_EMITS_INVALIDATION),
+	SD_BUS_METHOD_WITH_ARGS("Describe", SD_BUS_NO_ARGS, SD_BUS_RESULT("s", json),
+				method_describe, SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_ARGS("Reload", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT, method_reload,
+				SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_ARGS("Rescan", SD_BUS_NO_ARGS, SD_BUS_RESULT("u", found), method_rescan,
+				SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_VTABLE_END
+};
+
+int manager_bus_start(Manager *m)
+{
+	int r;
+
+	r = sd_bus_open_system(&m->bus);
+	if (r < 0)
+		return log_error_errno(r, "Failed to connect to the system bus: %m");
+	r = sd_bus_add_object_vtable(m->bus, NULL, BUS_PATH, BUS_INTERFACE, manager_vtable, m);
+	if (r < 0)
+		return log_error_errno(r, "Failed to register D-Bus object: %m");
+	r = sd_bus_request_name(m->bus, BUS_NAME, 0);
+	if (r < 0)
+		return log_error_errno(r, "Failed to take the bus name " BUS_NAME ": %m");
+	r = sd_bus_attach_event(m->bus, m->event, SD_EVENT_PRIORITY_NORMAL);
+	if (r < 0)
+		return log_error_errno(r, "Failed to attach the bus to the event loop: %m");
+	return 0;
+}
+
+void manager_bus_emit_changed(Manager *m)
+{
+	if (!m->bus)
+		return;
+	(void)sd_bus_emit_properties_changed(m->bus, BUS_PATH, BUS_INTERFACE, "State", "Served",
+					     "Failed", "Missing", "Rejected", "BytesServed",
+					     "InFlight", "MissingFirmware", NULL);
+}
+
+static void describe_counters(JsonWriter *w, Manager *m)
+{
+	json_key(w, "counters");
+	json_object_begin(w);
+	json_key(w, "served");
+	json_uint(w, m->served);
+	json_key(w, "failed");
+	json_uint(w, m->failed);
+	json_key(w, "missing");
+	json_uint(w, m->missing_count);
+	json_key(w, "rejected");
+	json_uint(w, m->rejected);
+	json_key(w, "bytes_served");
+	json_uint(w, m->bytes_served);
+	json_key(w, "in_flight");
+	json_uint(w, m->n_requests);
+	json_object_end(w);
+}
+
+static void describe_missing(JsonWriter *w, Manager *m)
+{
+	json_key(w, "missing_firmware");
+	json_array_begin(w);
+	for (MissingEntry *e = m->missing; e; e = e->next) {
+		json_object_begin(w);
+		json_key(w, "name");
+		json_string(w, e->name);
+		json_key(w, "count");
+		json_uint(w, e->count);
+		json_key(w, "last_realtime_usec");
+		json_uint(w, e->last);
+		json_object_end(w);
+	}
+	json_array_end(w);
+}
+
+int manager_describe_json(Manager *m, char **ret)
+{
+	_cleanup_strv_free_ char **roots = NULL;
+	JsonWriter w;
+	int r;
+
+	r = manager_search_roots(m, &roots);
+	if (r < 0)
+		return r;
+	r = json_writer_init(&w);
+	if (r < 0)
+		return r;
+	json_object_begin(&w);
+	json_key(&w, "version");
+	json_string(&w, PACKAGE_VERSION);
+	json_key(&w, "state");
+	json_string(&w, manager_state_to_string(m->state));
+	json_key(&w, "event_source");
+	json_string(&w, event_source_to_string(m->config->event_source));
+	describe_counters(&w, m);
+	json_key(&w, "search_path");
+	json_array_begin(&w);
+	for (char **p = roots; *p; p++)
+		json_string(&w, *p);
+	json_array_end(&w);
+	describe_missing(&w, m);
+	json_object_end(&w);
+	return json_writer_finish(&w, ret);
+}

@@ -1,1 +1,509 @@
 /* SPDX-License-Identifier: MIT */
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <inttypes.h>
+#include <libudev.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <systemd/sd-daemon.h>
+
+#include "config.h"
+#include "fw-helperd-bus.h"
+#include "fw-helperd-manager.h"
+#include "fw-helperd-messages.h"
+#include "fw-helperd-name.h"
+#include "fw-helperd-stream.h"
+#include "fw-helperd-udev.h"
+#include "log.h"
+
+/* How long SIGTERM waits for requests being answered before aborting them. */
+#define STOP_TIMEOUT_USEC (5 * USEC_PER_SEC)
+
+static const char *const state_table[_MANAGER_STATE_MAX] = {
+	[MANAGER_STARTING] = "starting",
+	[MANAGER_RUNNING] = "running",
+	[MANAGER_RELOADING] = "reloading",
+	[MANAGER_STOPPING] = "stopping",
+};
+
+const char *manager_state_to_string(ManagerState s)
+{
+	return s >= 0 && s < _MANAGER_STATE_MAX ? state_table[s] : NULL;
+}
+
+static void request_done(void *userdata);
+
+int manager_new(const ManagerOptions *options, Manager **ret)
+{
+	_cleanup_(manager_freep) Manager *m = NULL;
+	struct utsname u;
+	int r;
+
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return log_oom();
+	m->options = *options;
+	if (!m->options.sysfs_root)
+		m->options.sysfs_root = "/sys";
+
+	r = config_load(m->options.config_file, m->options.config_dropin_dir, &m->config);
+	if (r < 0)
+		return log_error_errno(r, "Refusing to start with a broken configuration.");
+	if (m->options.event_source >= 0)
+		m->config->event_source = m->options.event_source;
+
+	uname(&u);
+	m->kernel_release = strdup(u.release);
+	if (!m->kernel_release)
+		return log_oom();
+
+	r = sd_event_default(&m->event);
+	if (r < 0)
+		return log_error_errno(r, "Failed to allocate event loop: %m");
+
+	*ret = TAKE_PTR(m);
+	return 0;
+}
+
+static void missing_free_all(Manager *m)
+{
+	for (MissingEntry *e = m->missing, *next; e; e = next) {
+		next = e->next;
+		free(e->name);
+		free(e);
+	}
+	m->missing = NULL;
+	m->n_missing = 0;
+}
+
+Manager *manager_free(Manager *m)
+{
+	if (!m)
+		return NULL;
+	manager_udev_stop(m);
+	/* Joins the threads: requests still queued run to the end (their cancel flag is set). */
+	for (Request *r = m->requests; r; r = r->next)
+		r->cancel = true;
+	m->workers = worker_pool_free(m->workers);
+	sd_event_source_disable_unref(m->mountinfo_source);
+	sd_event_source_disable_unref(m->exit_timer);
+	sd_event_source_disable_unref(m->bus_emit);
+	sd_bus_flush_close_unref(m->bus);
+	sd_event_unref(m->event);
+	missing_free_all(m);
+	config_free(m->config);
+	free(m->kernel_release);
+	free(m);
+	return NULL;
+}
+
+int manager_search_roots(Manager *m, char ***ret)
+{
+	_cleanup_free_ char *custom = NULL;
+
+	(void)fw_search_path_read_custom(m->options.sysfs_root, &custom);
+	return fw_search_path_build(m->options.firmware_prefix, custom, m->kernel_release,
+				    m->config->search_path, ret);
+}
+
+/* The kernel's fallback timeout in seconds (0: none), as the uevent did not say. */
+static unsigned read_kernel_timeout(Manager *m)
+{
+	_cleanup_free_ char *path = NULL, *s = NULL;
+	uint64_t v;
+
+	path = path_join(m->options.sysfs_root, "class/firmware/timeout");
+	if (!path || read_string_at(AT_FDCWD, path, &s) < 0 || safe_atou64(s, &v) < 0)
+		return 60;
+	return (unsigned)MIN(v, (uint64_t)UINT32_MAX);
+}
+
+static Request *find_request(Manager *m, const char *kobj)
+{
+	for (Request *r = m->requests; r; r = r->next)
+		if (strcmp(r->kobj, kobj) == 0)
+			return r;
+	return NULL;
+}
+
+static void unlink_request(Manager *m, Request *req)
+{
+	for (Request **p = &m->requests; *p; p = &(*p)->next)
+		if (*p == req) {
+			*p = req->next;
+			m->n_requests--;
+			return;
+		}
+}
+
+static void log_rejected(const RequestInfo *info, const char *reason)
+{
+	_cleanup_free_ char *shown = cescape(info->name);
+	LogEntry e = {};
+
+	log_entry_add(&e, "FIRMWARE=%s", info->name);
+	if (info->devpath)
+		log_entry_add(&e, "DEVPATH=%s", info->devpath);
+	log_entry_add(&e, "FW_RESULT=rejected");
+	log_entry_add(&e, "FW_REASON=%s", reason);
+	log_entry_send(&e, LOG_WARNING, 0, FW_MESSAGE_REJECTED,
+		       "Refused firmware request for '%s': %s; answered -1.", shown ?: "?", reason);
+}
+
+static int on_deadline(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	Request *req = userdata;
+
+	/* A worker that is streaming notices on its own; one still queued is aborted now. */
+	req->timed_out = true;
+	req->cancel = true;
+	if (!req->running)
+		(void)fw_stream_abort(req->sysfs_dir);
+	return 0;
+}
+
+static int arm_deadline(Manager *m, Request *req, unsigned timeout_sec)
+{
+	usec_t timeout, margin = m->config->timeout_margin;
+
+	if (timeout_sec == 0)
+		return 0; /* the kernel waits forever */
+	timeout = (usec_t)timeout_sec * USEC_PER_SEC;
+	req->deadline = req->started + (timeout > 2 * margin ? timeout - margin : timeout / 2);
+	return sd_event_add_time(m->event, &req->deadline_source, CLOCK_MONOTONIC, req->deadline,
+				 0, on_deadline, req);
+}
+
+int manager_submit(Manager *m, const RequestInfo *info)
+{
+	_cleanup_(request_freep) Request *req = NULL;
+	const char *kobj, *reason;
+	int r;
+
+	if (m->state == MANAGER_STOPPING)
+		return 0; /* left pending for the next instance */
+	kobj = strrchr(info->sysfs_dir, '/');
+	kobj = kobj ? kobj + 1 : info->sysfs_dir;
+	if (find_request(m, kobj))
+		return 0;
+
+	if (fw_name_check(info->name, &reason) < 0) {
+		m->rejected++;
+		(void)fw_stream_abort(info->sysfs_dir);
+		log_rejected(info, reason);
+		manager_changed(m);
+		return 0;
+	}
+
+	r = request_new(info->name, kobj, info->sysfs_dir, info->devpath, &req);
+	if (r < 0)
+		return log_oom();
+	r = manager_search_roots(m, &req->roots);
+	if (r < 0)
+		return log_error_errno(r, "Failed to build the firmware search path: %m");
+	req->max_size = m->config->max_size;
+	r = arm_deadline(m, req, info->timeout_sec ?: read_kernel_timeout(m));
+	if (r < 0)
+		return log_error_errno(r, "Failed to arm request deadline: %m");
+
+	req->userdata = m;
+	r = worker_pool_submit(m->workers, (worker_run_t)request_run, req);
+	if (r < 0)
+		return log_oom();
+	log_debug("Answering firmware request %s for %s.", info->name, info->devpath ?: "?");
+	req->next = m->requests;
+	m->requests = TAKE_PTR(req);
+	m->n_requests++;
+	manager_changed(m);
+	return 1;
+}
+
+static void remember_missing(Manager *m, const char *name)
+{
+	MissingEntry *e, **p;
+
+	for (p = &m->missing; *p; p = &(*p)->next)
+		if (strcmp((*p)->name, name) == 0)
+			break;
+	e = *p;
+	if (e) {
+		*p = e->next; /* moved to the front below */
+	} else {
+		e = calloc(1, sizeof(*e));
+		if (!e || !(e->name = strdup(name))) {
+			free(e);
+			return;
+		}
+		m->n_missing++;
+	}
+	e->count++;
+	e->last = now_usec(CLOCK_REALTIME);
+	e->next = m->missing;
+	m->missing = e;
+
+	if (m->n_missing > MISSING_MAX) {
+		/* drop the oldest */
+		for (p = &m->missing; (*p)->next; p = &(*p)->next)
+			;
+		free((*p)->name);
+		free(*p);
+		*p = NULL;
+		m->n_missing--;
+	}
+}
+
+static bool is_optional(Manager *m, const char *name)
+{
+	for (char **p = m->config->optional_firmware; p && *p; p++)
+		if (fnmatch(*p, name, 0) == 0)
+			return true;
+	return false;
+}
+
+static void add_request_fields(LogEntry *e, const Request *req)
+{
+	log_entry_add(e, "FIRMWARE=%s", req->name);
+	if (req->devpath)
+		log_entry_add(e, "DEVPATH=%s", req->devpath);
+	log_entry_add(e, "FW_RESULT=%s", request_result_to_string(req->result));
+	log_entry_add(e, "FW_DURATION_USEC=%" PRIu64, req->duration);
+}
+
+static void log_completion(Manager *m, Request *req)
+{
+	_cleanup_free_ char *shown = cescape(req->name);
+	LogEntry e = {};
+
+	add_request_fields(&e, req);
+	switch (req->result) {
+	case REQUEST_SERVED:
+		log_entry_add(&e, "FW_PATH=%s", req->path);
+		log_entry_add(&e, "FW_SIZE=%" PRIi64, req->bytes);
+		log_entry_add(&e, "FW_COMPRESSION=%s", fw_compression_to_string(req->compression));
+		log_entry_send(&e, LOG_INFO, 0, FW_MESSAGE_SERVED,
+			       "Served firmware %s (%" PRIi64 " bytes) from %s in %" PRIu64 " us.",
+			       shown, req->bytes, req->path, req->duration);
+		return;
+	case REQUEST_MISSING:
+		for (char **t = req->tried; t && *t; t++)
+			log_entry_add(&e, "FW_TRIED=%s", *t);
+		log_entry_send(&e, is_optional(m, req->name) ? m->config->optional_log_level : LOG_WARNING,
+			       0, FW_MESSAGE_MISSING,
+			       "Firmware %s not found in %zu places; answered -1.", shown,
+			       strv_length(req->tried));
+		return;
+	default:
+		if (req->path)
+			log_entry_add(&e, "FW_PATH=%s", req->path);
+		log_entry_send(&e, req->result == REQUEST_GONE ? LOG_NOTICE : LOG_ERR, req->error,
+			       FW_MESSAGE_FAILED, "Firmware %s %s after %" PRIu64 " us: %m.", shown,
+			       req->result == REQUEST_GONE ? "request went away" :
+			       req->result == REQUEST_TIMEOUT ? "not answered in time, aborted" :
+			       req->result == REQUEST_CANCELLED ? "aborted while stopping" :
+								  "could not be served, answered -1",
+			       req->duration);
+	}
+}
+
+static void count_completion(Manager *m, const Request *req)
+{
+	switch (req->result) {
+	case REQUEST_SERVED:
+		m->served++;
+		m->bytes_served += (uint64_t)req->bytes;
+		break;
+	case REQUEST_MISSING:
+		m->missing_count++;
+		remember_missing(m, req->name);
+		break;
+	default:
+		m->failed++;
+	}
+}
+
+/* On the loop, when a worker has finished with req. */
+static void request_done(void *userdata)
+{
+	Request *req = userdata;
+	Manager *m = req->userdata;
+
+	if (req->timed_out && req->result != REQUEST_SERVED)
+		req->result = REQUEST_TIMEOUT;
+	unlink_request(m, req);
+	count_completion(m, req);
+	log_completion(m, req);
+	request_free(req);
+	manager_changed(m);
+
+	if (m->state == MANAGER_STOPPING && !m->requests)
+		sd_event_exit(m->event, 0);
+}
+
+int manager_rescan(Manager *m)
+{
+	return manager_udev_scan(m);
+}
+
+int manager_reload(Manager *m)
+{
+	_cleanup_(config_freep) Config *c = NULL;
+	int r;
+
+	m->state = MANAGER_RELOADING;
+	(void)sd_notify(false, "RELOADING=1");
+	r = config_load(m->options.config_file, m->options.config_dropin_dir, &c);
+	if (r < 0)
+		log_error_errno(r, "Configuration not reloaded, keeping the previous one.");
+	else {
+		if (m->options.event_source >= 0)
+			c->event_source = m->options.event_source;
+		config_free(m->config);
+		m->config = TAKE_PTR(c);
+		log_info("Configuration reloaded.");
+	}
+	m->state = MANAGER_RUNNING;
+	(void)sd_notify(false, "READY=1");
+	manager_changed(m);
+	return r;
+}
+
+static int on_exit_timeout(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	Manager *m = userdata;
+
+	log_warning("Still answering %u requests at shutdown, aborting them.", m->n_requests);
+	for (Request *r = m->requests; r; r = r->next) {
+		r->cancel = true;
+		if (!r->running)
+			(void)fw_stream_abort(r->sysfs_dir);
+	}
+	return 0;
+}
+
+void manager_stop(Manager *m)
+{
+	if (m->state == MANAGER_STOPPING)
+		return;
+	m->state = MANAGER_STOPPING;
+	(void)sd_notify(false, "STOPPING=1");
+	manager_udev_stop(m);
+	manager_changed(m);
+	if (!m->requests) {
+		sd_event_exit(m->event, 0);
+		return;
+	}
+	/* Give what is queued or streaming a moment to finish, then abort the rest. */
+	(void)sd_event_add_time_relative(m->event, &m->exit_timer, CLOCK_MONOTONIC, STOP_TIMEOUT_USEC,
+					 0, on_exit_timeout, m);
+}
+
+static int on_emit(sd_event_source *s, void *userdata)
+{
+	Manager *m = userdata;
+
+	m->bus_emit = sd_event_source_disable_unref(m->bus_emit);
+	manager_bus_emit_changed(m);
+	(void)sd_notifyf(false, "STATUS=%s: %" PRIu64 " served, %" PRIu64 " missing, %" PRIu64
+			 " failed, %u in flight", manager_state_to_string(m->state), m->served,
+			 m->missing_count, m->failed + m->rejected, m->n_requests);
+	return 0;
+}
+
+void manager_changed(Manager *m)
+{
+	if (m->bus_emit || !m->event)
+		return;
+	(void)sd_event_add_defer(m->event, &m->bus_emit, on_emit, m);
+}
+
+static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
+{
+	Manager *m = userdata;
+
+	if (si->ssi_signo == SIGHUP)
+		(void)manager_reload(m);
+	else
+		manager_stop(m);
+	return 0;
+}
+
+/* Mounts changed: firmware roots may have appeared, so look again. */
+static int on_mountinfo(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	Manager *m = userdata;
+
+	(void)manager_rescan(m);
+	return 0;
+}
+
+static int watch_mounts(Manager *m)
+{
+	int fd, r;
+
+	fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return log_warning_errno(-errno, "Cannot watch mounts, rescans only on demand: %m");
+	r = sd_event_add_io(m->event, &m->mountinfo_source, fd, EPOLLPRI, on_mountinfo, m);
+	if (r < 0) {
+		close(fd);
+		return log_warning_errno(r, "Cannot watch mounts: %m");
+	}
+	(void)sd_event_source_set_io_fd_own(m->mountinfo_source, true);
+	return 0;
+}
+
+static int setup_signals(Manager *m)
+{
+	static const int signals[] = { SIGTERM, SIGINT, SIGHUP };
+	sigset_t mask;
+	int r;
+
+	sigemptyset(&mask);
+	for (size_t i = 0; i < ELEMENTSOF(signals); i++)
+		sigaddset(&mask, signals[i]);
+	/* Blocked in every thread: the workers are created after this. */
+	if (pthread_sigmask(SIG_BLOCK, &mask, NULL) != 0)
+		return -EINVAL;
+	for (size_t i = 0; i < ELEMENTSOF(signals); i++) {
+		r = sd_event_add_signal(m->event, NULL, signals[i], on_signal, m);
+		if (r < 0)
+			return log_error_errno(r, "Failed to watch signal %d: %m", signals[i]);
+	}
+	return 0;
+}
+
+int manager_run(Manager *m)
+{
+	int r;
+
+	r = setup_signals(m);
+	if (r < 0)
+		return r;
+	r = worker_pool_new(m->event, m->config->workers, request_done, &m->workers);
+	if (r < 0)
+		return log_error_errno(r, "Failed to start worker threads: %m");
+	(void)sd_event_set_watchdog(m->event, true);
+
+	if (!m->options.no_bus) {
+		r = manager_bus_start(m);
+		if (r < 0)
+			return r;
+	}
+	/* Listen first, then scan: a request that appears in between is seen at least once. */
+	r = manager_udev_start(m);
+	if (r < 0)
+		return r;
+	(void)watch_mounts(m);
+	r = manager_rescan(m);
+	if (r < 0)
+		log_warning_errno(r, "Initial scan for pending requests failed: %m");
+
+	m->state = MANAGER_RUNNING;
+	manager_changed(m);
+	(void)sd_notify(false, "READY=1");
+	log_info("fw-helperd " PACKAGE_VERSION " running (%s events, %u workers).",
+		 event_source_to_string(m->config->event_source), m->config->workers);
+	return sd_event_loop(m->event);
+}

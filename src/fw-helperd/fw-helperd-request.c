@@ -1,1 +1,107 @@
 /* SPDX-License-Identifier: MIT */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fw-helperd-request.h"
+#include "fw-helperd-stream.h"
+
+static const char *const result_table[_REQUEST_RESULT_MAX] = {
+	[REQUEST_PENDING] = "pending",	 [REQUEST_SERVED] = "served",
+	[REQUEST_MISSING] = "missing",	 [REQUEST_REJECTED] = "rejected",
+	[REQUEST_FAILED] = "failed",	 [REQUEST_TIMEOUT] = "timeout",
+	[REQUEST_GONE] = "gone",	 [REQUEST_CANCELLED] = "cancelled",
+};
+
+const char *request_result_to_string(RequestResult r)
+{
+	return r >= 0 && r < _REQUEST_RESULT_MAX ? result_table[r] : NULL;
+}
+
+int request_new(const char *name, const char *kobj, const char *sysfs_dir, const char *devpath,
+		Request **ret)
+{
+	_cleanup_(request_freep) Request *r = NULL;
+
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->name = strdup(name);
+	r->kobj = strdup(kobj);
+	r->sysfs_dir = strdup(sysfs_dir);
+	if (!r->name || !r->kobj || !r->sysfs_dir)
+		return -ENOMEM;
+	if (devpath) {
+		r->devpath = strdup(devpath);
+		if (!r->devpath)
+			return -ENOMEM;
+	}
+	r->deadline = USEC_INFINITY;
+	r->started = now_usec(CLOCK_MONOTONIC);
+	*ret = TAKE_PTR(r);
+	return 0;
+}
+
+Request *request_free(Request *r)
+{
+	if (!r)
+		return NULL;
+	sd_event_source_disable_unref(r->deadline_source);
+	free(r->name);
+	free(r->kobj);
+	free(r->sysfs_dir);
+	free(r->devpath);
+	free(r->path);
+	strv_free(r->roots);
+	strv_free(r->tried);
+	free(r);
+	return NULL;
+}
+
+static RequestResult result_from_error(const Request *r, int error)
+{
+	if (error == -ENODEV || error == -ENOENT)
+		return REQUEST_GONE;
+	if (error == -ETIME)
+		return REQUEST_TIMEOUT;
+	if (error == -ECANCELED)
+		return REQUEST_CANCELLED;
+	return REQUEST_FAILED;
+}
+
+/* Finds the blob; on any failure the kernel is told "-1" here, at once. */
+void request_run(Request *r)
+{
+	_cleanup_(fw_blob_freep) FwBlob *blob = NULL;
+	int64_t n;
+	int e;
+
+	r->running = true;
+	if (r->cancel) {
+		/* the deadline passed or the daemon stops while it was queued */
+		(void)fw_stream_abort(r->sysfs_dir);
+		r->error = -ECANCELED;
+		r->result = REQUEST_CANCELLED;
+		goto out;
+	}
+	e = fw_blob_open(r->roots, r->name, r->max_size, &blob, &r->tried);
+	if (e < 0) {
+		r->error = e;
+		r->result = e == -ENOENT ? REQUEST_MISSING : REQUEST_FAILED;
+		if (fw_stream_abort(r->sysfs_dir) < 0)
+			r->result = REQUEST_GONE;
+		goto out;
+	}
+	r->path = strdup(blob->path);
+	r->compression = blob->compression;
+
+	n = fw_stream_serve(r->sysfs_dir, blob, r->deadline, &r->cancel, NULL);
+	if (n < 0) {
+		r->error = (int)n;
+		r->result = result_from_error(r, (int)n);
+		goto out;
+	}
+	r->bytes = n;
+	r->result = REQUEST_SERVED;
+out:
+	r->duration = now_usec(CLOCK_MONOTONIC) - r->started;
+}

@@ -1,1 +1,236 @@
 /* SPDX-License-Identifier: MIT */
+#include <dirent.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <libudev.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fw-helperd-manager.h"
+#include "fw-helperd-name.h"
+#include "fw-helperd-udev.h"
+#include "log.h"
+
+/* udev property an admin sets on a request to keep fw-helperd away from it (rules.d/). */
+#define IGNORE_PROPERTY "FW_HELPERD_IGNORE"
+
+/*
+ * The requesting device of /sys/devices/<parent>/firmware/<name>: the kernel puts the
+ * request under a "firmware" class directory of its parent; parentless requests live in
+ * /sys/devices/virtual/firmware/ and have none. Returns a DEVPATH ("/devices/...") or NULL.
+ */
+static char *requester_devpath(const char *sysfs_root, const char *syspath)
+{
+	_cleanup_free_ char *copy = strdup(syspath);
+	size_t root_len = strlen(sysfs_root);
+	char *glue, *parent;
+
+	if (!copy)
+		return NULL;
+	glue = strrchr(copy, '/');
+	if (!glue)
+		return NULL;
+	*glue = 0;
+	parent = strrchr(copy, '/');
+	if (!parent || strcmp(parent, "/firmware") != 0)
+		return NULL;
+	*parent = 0;
+	if (strncmp(copy, sysfs_root, root_len) != 0 || copy[root_len] != '/')
+		return NULL;
+	if (strcmp(copy + root_len, "/devices/virtual") == 0)
+		return NULL;
+	return strdup(copy + root_len);
+}
+
+static unsigned parse_timeout(const char *s)
+{
+	uint64_t v;
+
+	if (!s || safe_atou64(s, &v) < 0)
+		return 0;
+	return (unsigned)MIN(v, (uint64_t)UINT32_MAX);
+}
+
+static void handle_device(Manager *m, struct udev_device *d)
+{
+	const char *action = udev_device_get_action(d);
+	const char *name = udev_device_get_property_value(d, "FIRMWARE");
+	const char *syspath = udev_device_get_syspath(d);
+	_cleanup_free_ char *devpath = NULL;
+
+	if (!action || strcmp(action, "add") != 0 || !name || !syspath)
+		return;
+	if (udev_device_get_property_value(d, IGNORE_PROPERTY)) {
+		log_debug("Ignoring firmware request %s: %s is set.", syspath, IGNORE_PROPERTY);
+		return;
+	}
+	devpath = requester_devpath("/sys", syspath);
+	(void)manager_submit(m, &(RequestInfo){
+		.name = name,
+		.sysfs_dir = syspath,
+		.devpath = devpath,
+		.timeout_sec = parse_timeout(udev_device_get_property_value(d, "TIMEOUT")),
+	});
+}
+
+static int on_uevent(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	Manager *m = userdata;
+	struct udev_device *d;
+
+	/* Drain everything queued: bursts arrive together. */
+	while ((d = udev_monitor_receive_device(m->monitor))) {
+		handle_device(m, d);
+		udev_device_unref(d);
+	}
+	return 0;
+}
+
+int manager_udev_start(Manager *m)
+{
+	const char *source;
+	int r;
+
+	if (m->config->event_source == EVENT_SOURCE_NONE)
+		return 0;
+	source = m->config->event_source == EVENT_SOURCE_KERNEL ? "kernel" : "udev";
+
+	m->udev = udev_new();
+	if (!m->udev)
+		return log_oom();
+	m->monitor = udev_monitor_new_from_netlink(m->udev, source);
+	if (!m->monitor)
+		return log_error_errno(-EIO, "Failed to listen to %s events.", source);
+	r = udev_monitor_filter_add_match_subsystem_devtype(m->monitor, "firmware", NULL);
+	if (r < 0)
+		return log_error_errno(r, "Failed to filter %s events: %m", source);
+	/* A burst at boot must not overflow the socket; needs CAP_NET_ADMIN, fine without. */
+	(void)udev_monitor_set_receive_buffer_size(m->monitor, 8 * 1024 * 1024);
+	r = udev_monitor_enable_receiving(m->monitor);
+	if (r < 0)
+		return log_error_errno(r, "Failed to receive %s events: %m", source);
+	r = sd_event_add_io(m->event, &m->monitor_source, udev_monitor_get_fd(m->monitor), EPOLLIN,
+			    on_uevent, m);
+	if (r < 0)
+		return log_error_errno(r, "Failed to watch %s events: %m", source);
+	(void)sd_event_source_set_description(m->monitor_source, "uevents");
+	return 0;
+}
+
+void manager_udev_stop(Manager *m)
+{
+	m->monitor_source = sd_event_source_disable_unref(m->monitor_source);
+	m->monitor = udev_monitor_unref(m->monitor);
+	m->udev = udev_unref(m->udev);
+}
+
+/* Where udev runs, its database says whether an admin excluded the request. */
+static bool excluded_by_udev(Manager *m, const char *syspath)
+{
+	struct udev_device *d;
+	bool excluded;
+
+	if (!m->udev)
+		return false;
+	d = udev_device_new_from_syspath(m->udev, syspath);
+	if (!d)
+		return false;
+	excluded = udev_device_get_property_value(d, IGNORE_PROPERTY) != NULL;
+	udev_device_unref(d);
+	return excluded;
+}
+
+/*
+ * The request's uevent file repeats what its add event said: the exact FIRMWARE= (the
+ * directory name has '/' turned into '!') and TIMEOUT=. Returns the timeout, 0 if unknown.
+ */
+static unsigned read_uevent(const char *syspath, char **ret_name)
+{
+	_cleanup_free_ char *text = NULL;
+	unsigned timeout = 0;
+	char *line, *save = NULL;
+	int dirfd;
+
+	dirfd = open(syspath, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0)
+		return 0;
+	if (read_string_at(dirfd, "uevent", &text) < 0)
+		text = NULL;
+	close(dirfd);
+	for (line = text ? strtok_r(text, "\n", &save) : NULL; line; line = strtok_r(NULL, "\n", &save)) {
+		if (startswith(line, "FIRMWARE=") && !*ret_name)
+			*ret_name = strdup(line + strlen("FIRMWARE="));
+		else if (startswith(line, "TIMEOUT="))
+			timeout = parse_timeout(line + strlen("TIMEOUT="));
+	}
+	return timeout;
+}
+
+static bool same_as_dirname(const char *name, const char *dirname)
+{
+	for (; *name && *dirname; name++, dirname++)
+		if (*name != *dirname && !(*name == '/' && *dirname == '!'))
+			return false;
+	return *name == *dirname;
+}
+
+static int scan_entry(Manager *m, int dirfd, const char *class_dir, const char *entry)
+{
+	_cleanup_free_ char *link = NULL, *name = NULL, *devpath = NULL;
+	char syspath[PATH_MAX];
+	unsigned timeout;
+
+	if (faccessat(dirfd, entry, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+		return 0;
+	link = malloc(strlen(entry) + sizeof("/loading"));
+	if (!link)
+		return log_oom();
+	sprintf(link, "%s/loading", entry);
+	if (faccessat(dirfd, link, F_OK, 0) < 0)
+		return 0; /* the class's own files (timeout) and finished requests */
+	free(link);
+	link = path_join(class_dir, entry);
+	if (!link)
+		return log_oom();
+	if (!realpath(link, syspath))
+		return 0; /* gone meanwhile */
+	if (excluded_by_udev(m, syspath))
+		return 0;
+	timeout = read_uevent(syspath, &name);
+	if (name && !same_as_dirname(name, entry))
+		name = mfree(name); /* a newline in the name splits the uevent text: trust the dirent */
+	if (!name && fw_name_from_sysfs(entry, &name) < 0)
+		return log_oom();
+	devpath = requester_devpath(m->options.sysfs_root, syspath);
+	return manager_submit(m, &(RequestInfo){
+		.name = name,
+		.sysfs_dir = syspath,
+		.devpath = devpath,
+		.timeout_sec = timeout,
+	});
+}
+
+int manager_udev_scan(Manager *m)
+{
+	_cleanup_free_ char *class_dir = NULL;
+	DIR *d;
+	int found = 0;
+
+	class_dir = path_join(m->options.sysfs_root, "class/firmware");
+	if (!class_dir)
+		return log_oom();
+	d = opendir(class_dir);
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	for (struct dirent *de; (de = readdir(d));) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (scan_entry(m, dirfd(d), class_dir, de->d_name) > 0)
+			found++;
+	}
+	closedir(d);
+	if (found > 0)
+		log_info("Found %d pending firmware requests.", found);
+	return found;
+}

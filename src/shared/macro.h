@@ -84,3 +84,9 @@ static inline int negative_errno(void)
 {
 	return errno > 0 ? -errno : -EIO;
 }
+
+static inline void *mfree(void *p)
+{
+	free(p);
+	return NULL;
+}

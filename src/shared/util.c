@@ -258,3 +258,42 @@ char **strv_copy(char * const *l)
 				return NULL;
 	return TAKE_PTR(c);
 }
+
+char *cescape(const char *s)
+{
+	char *r, *p;
+
+	r = malloc(strlen(s) * 4 + 1);
+	if (!r)
+		return NULL;
+	for (p = r; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c < 0x20 || c >= 0x7f || c == '\\')
+			p += sprintf(p, "\\x%02x", c);
+		else
+			*p++ = (char)c;
+	}
+	*p = 0;
+	return r;
+}
+
+char *strv_join(char * const *l, const char *sep)
+{
+	size_t n = 1, ls = strlen(sep);
+	char *r, *p;
+
+	for (char * const *i = l; i && *i; i++)
+		n += strlen(*i) + ls;
+	r = malloc(n);
+	if (!r)
+		return NULL;
+	p = r;
+	*p = 0;
+	for (char * const *i = l; i && *i; i++) {
+		if (i != l)
+			p = stpcpy(p, sep);
+		p = stpcpy(p, *i);
+	}
+	return r;
+}

@@ -36,3 +36,8 @@ int strv_extend(char ***l, const char *s);
 /* Splits on white space; returns 0 or -ENOMEM. */
 int strv_split(const char *s, char ***ret);
 char **strv_copy(char * const *l);
+
+/* A copy with control bytes, DEL, backslash and non-ASCII shown as \xNN, for messages. */
+char *cescape(const char *s);
+/* Joins with sep; returns NULL on allocation failure. */
+char *strv_join(char * const *l, const char *sep);

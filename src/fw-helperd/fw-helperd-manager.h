@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <systemd/sd-bus.h>
+#include <systemd/sd-event.h>
+
+#include "fw-helperd-conf.h"
+#include "fw-helperd-request.h"
+#include "fw-helperd-worker.h"
+#include "macro.h"
+
+typedef enum ManagerState {
+	MANAGER_STARTING,
+	MANAGER_RUNNING,
+	MANAGER_RELOADING,
+	MANAGER_STOPPING,
+	_MANAGER_STATE_MAX,
+} ManagerState;
+
+const char *manager_state_to_string(ManagerState s);
+
+/* A name asked for and not found, kept for `fwctl status`. */
+typedef struct MissingEntry {
+	char *name;
+	uint64_t count;
+	usec_t last;		/* CLOCK_REALTIME */
+	struct MissingEntry *next;
+} MissingEntry;
+
+#define MISSING_MAX 64
+
+typedef struct ManagerOptions {
+	const char *config_file;
+	const char *config_dropin_dir;
+	const char *sysfs_root;		/* "/sys", or a fixture tree */
+	const char *firmware_prefix;	/* prepended to the kernel's built-in roots (tests) */
+	int event_source;		/* overrides the config when >= 0 */
+	bool no_bus;
+} ManagerOptions;
+
+typedef struct Manager {
+	sd_event *event;
+	sd_bus *bus;
+	ManagerState state;
+	ManagerOptions options;
+	Config *config;
+	char *kernel_release;
+
+	struct udev *udev;
+	struct udev_monitor *monitor;
+	sd_event_source *monitor_source;
+	sd_event_source *mountinfo_source;
+	sd_event_source *exit_timer;
+	sd_event_source *bus_emit;
+
+	WorkerPool *workers;
+	Request *requests;	/* pending: queued or being answered */
+	unsigned n_requests;
+	MissingEntry *missing;	/* newest first */
+	unsigned n_missing;
+
+	uint64_t served, failed, missing_count, rejected, bytes_served;
+} Manager;
+
+int manager_new(const ManagerOptions *options, Manager **ret);
+Manager *manager_free(Manager *m);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Manager *, manager_free);
+
+/* Connects the event sources, answers what is pending, and runs until told to stop. */
+int manager_run(Manager *m);
+
+/* What a uevent or a sysfs scan says about one pending request. */
+typedef struct RequestInfo {
+	const char *name;	/* FIRMWARE=, or derived from the directory name */
+	const char *sysfs_dir;	/* absolute path of the request's directory */
+	const char *devpath;	/* requesting device, may be NULL */
+	unsigned timeout_sec;	/* TIMEOUT= of the uevent, 0 when unknown */
+} RequestInfo;
+
+/* Takes a pending request; one already being answered is ignored. */
+int manager_submit(Manager *m, const RequestInfo *info);
+/* Looks for pending requests in sysfs; returns how many were new. */
+int manager_rescan(Manager *m);
+int manager_reload(Manager *m);
+void manager_stop(Manager *m);
+
+/* Search roots as of now (the custom path parameter may change at runtime). */
+int manager_search_roots(Manager *m, char ***ret);
+
+/* Tells the bus side that counters or state changed; coalesced per loop iteration. */
+void manager_changed(Manager *m);

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <systemd/sd-event.h>
+
+#include "fw-helperd-loader.h"
+#include "macro.h"
+#include "util.h"
+
+typedef enum RequestResult {
+	REQUEST_PENDING,
+	REQUEST_SERVED,		/* streamed and committed with "0" */
+	REQUEST_MISSING,	/* no file in any root: "-1" */
+	REQUEST_REJECTED,	/* hostile name: "-1" without looking */
+	REQUEST_FAILED,		/* found but reading, decompressing or streaming failed: "-1" */
+	REQUEST_TIMEOUT,	/* our deadline passed before the kernel's: "-1" */
+	REQUEST_GONE,		/* the kernel dropped it under us (timed out, device removed) */
+	REQUEST_CANCELLED,	/* the daemon stopped before it could answer: "-1" */
+	_REQUEST_RESULT_MAX,
+} RequestResult;
+
+const char *request_result_to_string(RequestResult r);
+
+/*
+ * One pending firmware request: a directory /sys/.../firmware/<kobj>/ with `loading` and
+ * `data`. Created and completed on the event loop; request_run() alone runs on a worker
+ * thread and touches only the fields marked (worker).
+ */
+typedef struct Request {
+	char *name;		/* FIRMWARE= */
+	char *kobj;		/* directory name, unique among pending requests */
+	char *sysfs_dir;	/* absolute path of the directory */
+	char *devpath;		/* DEVPATH of the requesting device, or NULL */
+	char **roots;		/* search roots, fixed when the request was taken */
+	uint64_t max_size;
+	usec_t started;		/* CLOCK_MONOTONIC */
+	usec_t deadline;	/* answer before this, CLOCK_MONOTONIC */
+	atomic_bool cancel;	/* set by the loop: stop streaming, abort */
+	atomic_bool running;	/* a worker has picked it up */
+	bool timed_out;		/* the deadline fired (loop only) */
+	sd_event_source *deadline_source;
+	void *userdata;
+
+	/* (worker) */
+	RequestResult result;
+	int error;		/* negative errno behind a failure */
+	int64_t bytes;
+	char *path;		/* the file served */
+	FwCompression compression;
+	char **tried;		/* every path looked at, when missing */
+	usec_t duration;
+
+	struct Request *next;
+} Request;
+
+int request_new(const char *name, const char *kobj, const char *sysfs_dir, const char *devpath,
+		Request **ret);
+Request *request_free(Request *r);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Request *, request_free);
+
+/* Blocking: finds the blob and answers the kernel; sets the (worker) fields. */
+void request_run(Request *r);
