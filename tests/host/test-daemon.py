@@ -1,0 +1,195 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""Host integration test: the real fw-helperd and fwctl on a private D-Bus, answering
+requests in a fixture sysfs tree (regular files stand in for `loading` and `data`).
+
+usage: test-daemon.py FW_HELPERD FWCTL
+"""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+FW_HELPERD, FWCTL = sys.argv[1], sys.argv[2]
+results = []
+
+
+def check(name, ok, detail=""):
+    results.append(ok)
+    print(("ok   " if ok else "FAIL ") + name + ("" if ok else ": " + detail), flush=True)
+
+
+BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>system</type>
+  <listen>unix:path={path}</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow user="*"/><allow own="*"/><allow send_destination="*"/><allow receive_sender="*"/>
+  </policy>
+</busconfig>
+"""
+
+
+class Fixture:
+    def __init__(self):
+        self.top = tempfile.mkdtemp(prefix="fwh-host-")
+        self.sys = os.path.join(self.top, "sys")
+        self.fw = os.path.join(self.top, "srv-firmware")
+        self.conf = os.path.join(self.top, "fw-helperd.conf")
+        os.makedirs(os.path.join(self.sys, "class/firmware"))
+        os.makedirs(os.path.join(self.sys, "module/firmware_class/parameters"))
+        os.makedirs(self.fw)
+        self.write(os.path.join(self.sys, "class/firmware/timeout"), "60\n")
+        self.write(os.path.join(self.sys, "module/firmware_class/parameters/path"), "\n")
+        self.write_config("[Firmware]\nSearchPath=%s\n" % self.fw)
+
+    @staticmethod
+    def write(path, text, mode="w"):
+        with open(path, mode) as f:
+            f.write(text)
+
+    def write_config(self, text):
+        self.write(self.conf, text)
+
+    def request(self, name):
+        """A pending request as the kernel lays it out: class/firmware/<name with ! for />."""
+        kobj = name.replace("/", "!")
+        dev = os.path.join(self.sys, "devices/virtual/misc/testdev/firmware", kobj)
+        os.makedirs(dev)
+        self.write(os.path.join(dev, "loading"), "")
+        self.write(os.path.join(dev, "data"), "")
+        self.write(os.path.join(dev, "uevent"), "FIRMWARE=%s\nTIMEOUT=60\n" % name)
+        os.symlink(dev, os.path.join(self.sys, "class/firmware", kobj))
+        return dev
+
+    def finish(self, dev):
+        """The kernel removes the directory once the request is answered."""
+        os.unlink(os.path.join(self.sys, "class/firmware", os.path.basename(dev)))
+        shutil.rmtree(dev)
+
+
+def wait_for(pred, timeout=10):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        v = pred()
+        if v:
+            return v
+        time.sleep(0.02)
+    return pred()
+
+
+def loading_of(dev):
+    with open(os.path.join(dev, "loading")) as f:
+        return f.read()
+
+
+def data_of(dev):
+    with open(os.path.join(dev, "data"), "rb") as f:
+        return f.read()
+
+
+def main():
+    fx = Fixture()
+    bus_path = os.path.join(fx.top, "bus")
+    bus_conf = os.path.join(fx.top, "bus.conf")
+    fx.write(bus_conf, BUS_CONFIG.format(path=bus_path))
+    bus = subprocess.Popen(["dbus-daemon", "--config-file=" + bus_conf, "--nofork"])
+    wait_for(lambda: os.path.exists(bus_path))
+    env = dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS="unix:path=" + bus_path)
+    env.pop("JOURNAL_STREAM", None)
+
+    def fwctl(*args):
+        return subprocess.run([FWCTL, *args], env=env, capture_output=True, text=True, timeout=30)
+
+    r = fwctl("status")
+    check("fwctl says the daemon is not running (exit 3)", r.returncode == 3, repr(r))
+
+    blob = bytes((i * 7 + 3) % 251 for i in range(4097))
+    os.makedirs(os.path.join(fx.fw, "vendor"))
+    fx.write(os.path.join(fx.fw, "vendor/fw.bin"), blob, "wb")
+    served = fx.request("vendor/fw.bin")  # pending before the daemon starts: coldplug
+    hostile = fx.request("..!..!etc!passwd".replace("!", "/"))
+    missing = fx.request("nothere.bin")
+
+    daemon = subprocess.Popen([FW_HELPERD, "--config", fx.conf, "--config-dir", fx.top + "/none",
+                               "--event-source=none", "--sysfs-root", fx.sys,
+                               "--firmware-prefix", fx.top + "/empty-prefix", "--log-level=debug",
+                               "--log-target=stderr"],
+                              env=env, stderr=open(os.path.join(fx.top, "daemon.log"), "w"))
+    try:
+        ok = wait_for(lambda: loading_of(served) == "0" and data_of(served) == blob)
+        check("coldplug: pending request served byte-exact, committed with 0", bool(ok),
+              "loading=%r data=%d bytes" % (loading_of(served), len(data_of(served))))
+        check("hostile name answered -1", wait_for(lambda: loading_of(hostile) == "-1"),
+              loading_of(hostile))
+        check("missing firmware answered -1", wait_for(lambda: loading_of(missing) == "-1"),
+              loading_of(missing))
+        for d in (served, hostile, missing):
+            fx.finish(d)
+
+        r = wait_for(lambda: fwctl("status", "--json"))
+        st = json.loads(r.stdout) if r.returncode == 0 else {}
+        c = st.get("counters", {})
+        check("status --json counters", c.get("served") == 1 and c.get("missing") == 1
+              and c.get("rejected") == 1 and c.get("bytes_served") == 4097
+              and c.get("in_flight") == 0, r.stdout + r.stderr)
+        check("status --json lists the missing name",
+              [e.get("name") for e in st.get("missing_firmware", [])] == ["nothere.bin"], r.stdout)
+        check("search path ends with the configured root", st.get("search_path", [""])[-1] == fx.fw,
+              repr(st.get("search_path")))
+        r = fwctl("status")
+        check("status table for people", r.returncode == 0 and "Served" in r.stdout, r.stdout + r.stderr)
+
+        # Rescan finds a request that arrived without a uevent (custom fallback).
+        second = fx.request("vendor/fw.bin")
+        r = fwctl("rescan")
+        check("rescan answers a new request", r.returncode == 0 and
+              wait_for(lambda: loading_of(second) == "0" and data_of(second) == blob), r.stderr)
+        fx.finish(second)
+
+        # A broken configuration on reload keeps the old one.
+        fx.write_config("[Firmware\nSearchPath=relative\n")
+        r = fwctl("reload")
+        check("reload with a broken config fails and says so", r.returncode != 0, repr(r))
+        third = fx.request("vendor/fw.bin")
+        fwctl("rescan")
+        check("old configuration kept after failed reload",
+              wait_for(lambda: loading_of(third) == "0"), loading_of(third))
+        fx.finish(third)
+
+        daemon.send_signal(signal.SIGTERM)
+        check("SIGTERM exits cleanly", daemon.wait(timeout=10) == 0, str(daemon.returncode))
+    finally:
+        if daemon.poll() is None:
+            daemon.kill()
+        bus.terminate()
+        bus.wait()
+        with open(os.path.join(fx.top, "daemon.log")) as f:
+            log = f.read()
+        if not all(results):
+            print("--- daemon log ---\n" + log)
+        shutil.rmtree(fx.top)
+
+    # A broken configuration refuses to start, with exit code 78 and file:line.
+    bad = tempfile.NamedTemporaryFile("w", suffix=".conf", delete=False)
+    bad.write("[Service]\nWorkers=zero\n")
+    bad.close()
+    r = subprocess.run([FW_HELPERD, "--config", bad.name, "--config-dir", "/nonexistent",
+                        "--no-bus", "--event-source=none", "--log-target=stderr"],
+                       capture_output=True, text=True, timeout=10)
+    check("broken config: exit 78 with file:line", r.returncode == 78 and
+          (bad.name + ":2") in r.stderr, repr(r))
+    os.unlink(bad.name)
+
+    print("%d passed, %d failed" % (results.count(True), results.count(False)))
+    return 0 if all(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,92 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# Sets up what is needed and runs every test: unit and host integration (meson), a short
+# fuzzing run of every fuzz target, and the real-kernel VM suite on Debian's 6.1 and 6.12.
+# Ends with one line "N passed, N failed".
+#
+#   FWH_SKIP_VM=1      skip the VM suite (quick local runs)
+#   FWH_FUZZ_SECONDS   seconds per fuzz target (default 30)
+#   FWH_VM_KERNELS     kernel series to boot (default "6.1 6.12")
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+passed=0
+failed=0
+failures=()
+
+step() { printf '\n=== %s\n' "$*"; }
+count() { # count NAME STATUS
+	if [ "$2" -eq 0 ]; then
+		passed=$((passed + 1))
+	else
+		failed=$((failed + 1))
+		failures+=("$1")
+	fi
+}
+
+step "dependencies"
+"$top/tests/setup-deps.sh" || { echo "setup-deps failed"; echo "0 passed, 1 failed"; exit 1; }
+
+step "build and meson tests (unit, host)"
+if [ ! -d build-test ]; then
+	meson setup build-test >/dev/null || { echo "0 passed, 1 failed"; exit 1; }
+fi
+if ninja -C build-test; then
+	meson test -C build-test --print-errorlogs --num-processes 2
+	# one count per meson test, read from meson's own log
+	while read -r name result; do
+		count "meson:$name" "$([ "$result" = OK ] || [ "$result" = SKIP ] && echo 0 || echo 1)"
+	done < <(/usr/bin/python3 -c '
+import json, sys
+for line in open(sys.argv[1]):
+    t = json.loads(line)
+    print(t["name"], t["result"])' build-test/meson-logs/testlog.json)
+else
+	count "build" 1
+fi
+
+step "fuzzing"
+if [ ! -d build-fuzz ]; then
+	CC=clang meson setup build-fuzz -Dfuzz=true -Dman=disabled >/dev/null
+fi
+if ninja -C build-fuzz src/fw-helperd/fuzz-name src/fw-helperd/fuzz-conf; then
+	for target in fuzz-name fuzz-conf; do
+		corpus=$(mktemp -d)
+		seeds="$top/tests/fuzz/$target"
+		mkdir -p "$seeds"
+		# the kept crashers and seeds run first, as regression inputs
+		"build-fuzz/src/fw-helperd/$target" -max_total_time="${FWH_FUZZ_SECONDS:-30}" \
+			-max_len=4096 -artifact_prefix="$corpus/" "$corpus" "$seeds" 2>&1 | tail -n 3
+		count "$target" "${PIPESTATUS[0]}"
+		rm -rf "$corpus"
+	done
+else
+	count "fuzz-build" 1
+fi
+
+if [ -z "${FWH_SKIP_VM:-}" ]; then
+	for k in ${FWH_VM_KERNELS:-6.1 6.12}; do
+		step "VM suite on Debian's $k kernel"
+		out=$(mktemp)
+		"$top/tests/vm/run.sh" --kernel "$k" 2>&1 | tee "$out"
+		status=${PIPESTATUS[0]}
+		line=$(grep -E '^vm: [0-9]+ passed, [0-9]+ failed' "$out" | tail -n 1)
+		if [ -n "$line" ]; then
+			p=$(echo "$line" | sed -E 's/vm: ([0-9]+) passed.*/\1/')
+			f=$(echo "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')
+			passed=$((passed + p))
+			failed=$((failed + f))
+			[ "$f" -eq 0 ] || failures+=("vm-$k")
+			[ "$status" -eq 0 ] || [ "$f" -ne 0 ] || count "vm-$k (exit $status)" 1
+		else
+			count "vm-$k (no result)" 1
+		fi
+		rm -f "$out"
+	done
+fi
+
+echo
+[ ${#failures[@]} -eq 0 ] || echo "failed: ${failures[*]}"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
