@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fw-helperd-manager.h"
 #include "fw-helperd-name.h"
@@ -16,31 +17,37 @@
 #define IGNORE_PROPERTY "FW_HELPERD_IGNORE"
 
 /*
- * The requesting device of /sys/devices/<parent>/firmware/<name>: the kernel puts the
- * request under a "firmware" class directory of its parent; parentless requests live in
- * /sys/devices/virtual/firmware/ and have none. Returns a DEVPATH ("/devices/...") or NULL.
+ * The requesting device of a request directory: the kernel puts the request right under
+ * its parent when the parent has a class (/sys/devices/virtual/misc/test_firmware/<name>),
+ * else under a "firmware" glue directory of the parent (.../<parent>/firmware/<name>);
+ * parentless requests live in /sys/devices/virtual/firmware/<name>. Glue directories have
+ * no uevent file, devices do. Returns a DEVPATH ("/devices/...") or NULL.
  */
 static char *requester_devpath(const char *sysfs_root, const char *syspath)
 {
-	_cleanup_free_ char *copy = strdup(syspath);
+	_cleanup_free_ char *parent = strdup(syspath);
 	size_t root_len = strlen(sysfs_root);
-	char *glue, *parent;
+	char *slash;
 
-	if (!copy)
+	if (!parent)
 		return NULL;
-	glue = strrchr(copy, '/');
-	if (!glue)
+	for (int level = 0; level < 2; level++) {
+		_cleanup_free_ char *uevent = NULL;
+
+		slash = strrchr(parent, '/');
+		if (!slash)
+			return NULL;
+		*slash = 0;
+		uevent = path_join(parent, "uevent");
+		if (!uevent || access(uevent, F_OK) == 0)
+			break;
+	}
+	if (strncmp(parent, sysfs_root, root_len) != 0 || parent[root_len] != '/')
 		return NULL;
-	*glue = 0;
-	parent = strrchr(copy, '/');
-	if (!parent || strcmp(parent, "/firmware") != 0)
+	if (strcmp(parent + root_len, "/devices/virtual") == 0 ||
+	    strcmp(parent + root_len, "/devices/virtual/firmware") == 0)
 		return NULL;
-	*parent = 0;
-	if (strncmp(copy, sysfs_root, root_len) != 0 || copy[root_len] != '/')
-		return NULL;
-	if (strcmp(copy + root_len, "/devices/virtual") == 0)
-		return NULL;
-	return strdup(copy + root_len);
+	return strdup(parent + root_len);
 }
 
 static unsigned parse_timeout(const char *s)
