@@ -85,8 +85,11 @@ def wait_for(pred, timeout=10):
 
 
 def loading_of(dev):
+    """The last value written to `loading`. sysfs ignores the file offset; a regular file
+    does not, so "1" then "0" through one descriptor reads back as "10"."""
     with open(os.path.join(dev, "loading")) as f:
-        return f.read()
+        text = f.read()
+    return "-1" if text.endswith("-1") else text[-1:]
 
 
 def data_of(dev):
