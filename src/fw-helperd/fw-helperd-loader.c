@@ -1,1 +1,692 @@
 /* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <lzma.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <zstd.h>
+#include <zstd_errors.h>
+
+#include "fw-helperd-loader.h"
+#include "fw-helperd-name.h"
+#include "log.h"
+#include "macro.h"
+#include "util.h"
+
+#ifndef SYS_openat2
+#define SYS_openat2 437 /* the same number on every architecture */
+#endif
+
+/* Follows the kernel's own limit, so a chain the kernel resolves resolves here too. */
+#define SYMLINKS_MAX 40
+#define READ_CHUNK (64U * 1024U)
+/* xz -9 needs 65 MiB to unpack; anything asking for more is not a firmware image. */
+#define XZ_MEMLIMIT (128U * 1024U * 1024U)
+/* zstd's own default ceiling (ZSTD_WINDOWLOG_LIMIT_DEFAULT), lowered further for small max_size. */
+#define ZSTD_WINDOWLOG_CEILING 27
+
+/*
+ * Setting this in the environment makes the loader resolve names without openat2(), as on
+ * kernels before 5.6, so that path is tested on every kernel.
+ */
+#define ENV_NO_OPENAT2 "FW_HELPERD_NO_OPENAT2"
+
+static bool isempty(const char *s)
+{
+	return !s || !*s;
+}
+
+const char *fw_compression_to_string(FwCompression c)
+{
+	static const char *const table[] = {
+		[FW_COMPRESSION_NONE] = "none",
+		[FW_COMPRESSION_ZSTD] = "zstd",
+		[FW_COMPRESSION_XZ] = "xz",
+	};
+
+	return (unsigned)c < ELEMENTSOF(table) ? table[c] : NULL;
+}
+
+/* Joins prefix and dir with runs of '/' collapsed and no trailing '/', so that
+ * "/lib/firmware/" and "/lib//firmware" count as the same root. */
+static char *root_normalize(const char *prefix, const char *dir)
+{
+	_cleanup_free_ char *joined = NULL;
+	char *w;
+
+	if (asprintf(&joined, "%s/%s", prefix ?: "", dir) < 0)
+		return NULL;
+	w = joined;
+	for (const char *r = joined; *r; r++)
+		if (*r != '/' || w == joined || w[-1] != '/')
+			*w++ = *r;
+	if (w - joined > 1 && w[-1] == '/')
+		w--;
+	*w = 0;
+	/* the separator added above turns "" + "foo" into "/foo": keep relative dirs relative */
+	if (isempty(prefix) && dir[0] != '/')
+		memmove(joined, joined + 1, strlen(joined));
+	return TAKE_PTR(joined);
+}
+
+static int roots_add(char ***roots, const char *prefix, const char *dir, bool must_be_absolute)
+{
+	_cleanup_free_ char *root = NULL;
+
+	if (isempty(dir))
+		return 0;
+	root = root_normalize(prefix, dir);
+	if (!root)
+		return -ENOMEM;
+	if (must_be_absolute && root[0] != '/') {
+		/* the kernel would resolve it against its own cwd; we refuse to guess */
+		log_debug("Ignoring relative firmware search path '%s'.", root);
+		return 0;
+	}
+	if (strv_contains(*roots, root))
+		return 0;
+	return strv_extend(roots, root);
+}
+
+int fw_search_path_build(const char *prefix, const char *custom_path, const char *kernel_release,
+			 char *const *extra_dirs, char ***ret_roots)
+{
+	_cleanup_strv_free_ char **roots = NULL;
+	_cleanup_free_ char *updates_release = NULL, *release = NULL;
+	int r;
+
+	roots = calloc(1, sizeof(char *));
+	if (!roots)
+		return -ENOMEM;
+	if (!isempty(kernel_release) &&
+	    (asprintf(&updates_release, "/lib/firmware/updates/%s", kernel_release) < 0 ||
+	     asprintf(&release, "/lib/firmware/%s", kernel_release) < 0))
+		return -ENOMEM;
+
+	/* Mirrors fw_path[] in drivers/base/firmware_loader/main.c. */
+	r = roots_add(&roots, NULL, custom_path, true);
+	if (r >= 0)
+		r = roots_add(&roots, prefix, updates_release, false);
+	if (r >= 0)
+		r = roots_add(&roots, prefix, "/lib/firmware/updates", false);
+	if (r >= 0)
+		r = roots_add(&roots, prefix, release, false);
+	if (r >= 0)
+		r = roots_add(&roots, prefix, "/lib/firmware", false);
+	for (char *const *d = extra_dirs; r >= 0 && d && *d; d++)
+		r = roots_add(&roots, NULL, *d, true);
+	if (r < 0)
+		return r;
+
+	*ret_roots = TAKE_PTR(roots);
+	return 0;
+}
+
+int fw_search_path_read_custom(const char *sysfs_root, char **ret)
+{
+	_cleanup_free_ char *path = NULL, *value = NULL;
+	int r;
+
+	path = path_join(sysfs_root ?: "/sys", "module/firmware_class/parameters/path");
+	if (!path)
+		return -ENOMEM;
+	r = read_string_at(AT_FDCWD, path, &value);
+	if (r < 0)
+		return r;
+	/* an unset parameter reads as an empty line */
+	*ret = isempty(value) ? NULL : TAKE_PTR(value);
+	return 0;
+}
+
+FwBlob *fw_blob_free(FwBlob *b)
+{
+	if (!b)
+		return NULL;
+	safe_close(b->fd);
+	free(b->data);
+	free(b->path);
+	free(b);
+	return NULL;
+}
+
+/* Like systemd's fd_verify_regular(): the errno says what it was instead. */
+static int stat_regular(int fd, struct stat *ret_st)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (S_ISDIR(st.st_mode))
+		return -EISDIR;
+	if (S_ISLNK(st.st_mode))
+		return -ELOOP;
+	if (!S_ISREG(st.st_mode))
+		return -EBADFD;
+	*ret_st = st;
+	return 0;
+}
+
+/*
+ * Turns the O_PATH handle of what a name resolved to into a readable fd, after checking it
+ * is a regular file: a FIFO or a device node is never opened for reading. open_again()
+ * repeats the lookup (there is no portable reopen of an O_PATH fd without /proc), so the
+ * result must be the very inode checked, else the file was swapped under us.
+ */
+typedef int (*open_again_t)(int dir_fd, const char *path);
+
+static int open_checked(int path_fd, int dir_fd, const char *path, open_again_t open_again,
+			int *ret_fd)
+{
+	_cleanup_close_ int fd = -EBADF;
+	struct stat checked, opened;
+	int flags, r;
+
+	r = stat_regular(path_fd, &checked);
+	if (r < 0)
+		return r;
+	fd = open_again(dir_fd, path);
+	if (fd < 0)
+		return fd;
+	r = stat_regular(fd, &opened);
+	if (r < 0)
+		return r;
+	if (opened.st_dev != checked.st_dev || opened.st_ino != checked.st_ino)
+		return -ESTALE;
+	/* O_NONBLOCK only guarded the open; reads of the firmware should block as usual */
+	flags = fcntl(fd, F_GETFL);
+	if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0)
+		return -errno;
+	*ret_fd = TAKE_FD(fd);
+	return 0;
+}
+
+static int openat2_beneath(int dir_fd, const char *path, int flags)
+{
+	struct open_how how = {
+		.flags = (uint64_t)(flags | O_CLOEXEC),
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS,
+	};
+	long fd;
+
+	fd = syscall(SYS_openat2, dir_fd, path, &how, sizeof(how));
+	return fd < 0 ? -errno : (int)fd;
+}
+
+static int openat2_read(int dir_fd, const char *path)
+{
+	return openat2_beneath(dir_fd, path, O_RDONLY | O_NOCTTY | O_NONBLOCK);
+}
+
+static int open_beneath_openat2(int root_fd, const char *path, int *ret_fd)
+{
+	_cleanup_close_ int path_fd = -EBADF;
+
+	path_fd = openat2_beneath(root_fd, path, O_PATH);
+	if (path_fd < 0)
+		return path_fd;
+	return open_checked(path_fd, root_fd, path, openat2_read, ret_fd);
+}
+
+static int openat_read_nofollow(int dir_fd, const char *name)
+{
+	int fd;
+
+	fd = openat(dir_fd, name, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+/* Replaces *todo with target + "/" + rest, the way the kernel continues after a symlink. */
+static int walk_splice_symlink(int link_fd, const char *rest, char **todo)
+{
+	char target[PATH_MAX];
+	char *next;
+	ssize_t n;
+
+	n = readlinkat(link_fd, "", target, sizeof(target) - 1);
+	if (n < 0)
+		return -errno;
+	target[n] = 0;
+	/* RESOLVE_BENEATH refuses absolute symlinks outright, wherever they point */
+	if (target[0] == '/')
+		return -EXDEV;
+	if (asprintf(&next, "%s/%s", target, rest) < 0)
+		return -ENOMEM;
+	free(*todo);
+	*todo = next;
+	return 0;
+}
+
+/* Pops the first component of *todo into comp; returns 1, or 0 when nothing is left. */
+static int walk_next(char **todo, char comp[static NAME_MAX + 1], bool *ret_last)
+{
+	const char *p = *todo + strspn(*todo, "/");
+	size_t n = strcspn(p, "/");
+
+	if (n == 0)
+		return 0;
+	if (n > NAME_MAX)
+		return -ENAMETOOLONG;
+	memcpy(comp, p, n);
+	comp[n] = 0;
+	p += n;
+	*ret_last = p[strspn(p, "/")] == 0;
+	memmove(*todo, p, strlen(p) + 1);
+	return 1;
+}
+
+/*
+ * The openat2(RESOLVE_BENEATH) walk done by hand, one O_PATH|O_NOFOLLOW step at a time:
+ * ".." may not climb above the root, absolute symlinks are refused, relative ones are
+ * spliced into the rest of the path, as the kernel does. Only the last step opens for
+ * reading, relative to the directory already resolved and without following anything.
+ */
+static int walk_beneath(int root_fd, const char *path, int *ret_fd)
+{
+	_cleanup_free_ char *todo = NULL;
+	_cleanup_close_ int dir_fd = -EBADF;
+	char comp[NAME_MAX + 1];
+	unsigned depth = 0, links = 0;
+	bool last;
+	int r;
+
+	todo = strdup(path);
+	if (!todo)
+		return -ENOMEM;
+	dir_fd = fcntl(root_fd, F_DUPFD_CLOEXEC, 3);
+	if (dir_fd < 0)
+		return -errno;
+
+	while ((r = walk_next(&todo, comp, &last)) > 0) {
+		_cleanup_close_ int fd = -EBADF;
+		struct stat st;
+
+		if (strcmp(comp, ".") == 0)
+			continue;
+		if (strcmp(comp, "..") == 0 && depth == 0)
+			return -EXDEV;
+		fd = openat(dir_fd, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		if (fstat(fd, &st) < 0)
+			return -errno;
+
+		if (S_ISLNK(st.st_mode)) {
+			if (++links > SYMLINKS_MAX)
+				return -ELOOP;
+			r = walk_splice_symlink(fd, todo, &todo);
+			if (r < 0)
+				return r;
+		} else if (S_ISDIR(st.st_mode)) {
+			depth = strcmp(comp, "..") == 0 ? depth - 1 : depth + 1;
+			safe_close(dir_fd);
+			dir_fd = TAKE_FD(fd);
+		} else if (!last)
+			return -ENOTDIR;
+		else
+			return open_checked(fd, dir_fd, comp, openat_read_nofollow, ret_fd);
+	}
+	if (r < 0)
+		return r;
+	return -EISDIR; /* the name resolved to a directory (or to the root itself) */
+}
+
+static int fd_get_path(int fd, char ret[static PATH_MAX])
+{
+	char proc[sizeof("/proc/self/fd/") + 12];
+	ssize_t n;
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%i", fd);
+	n = readlink(proc, ret, PATH_MAX - 1);
+	if (n < 0)
+		return -errno;
+	ret[n] = 0;
+	return 0;
+}
+
+/*
+ * The hand walk cannot see a directory renamed out of the root while it stands in it,
+ * which openat2() guards against. So check where the file really is, when /proc tells.
+ */
+static int verify_beneath(int root_fd, int fd)
+{
+	char root[PATH_MAX], file[PATH_MAX];
+	size_t n;
+
+	if (fd_get_path(root_fd, root) < 0 || fd_get_path(fd, file) < 0)
+		return 0; /* no /proc: the walk alone has to do */
+	n = strlen(root);
+	if (strcmp(root, "/") == 0 || (strncmp(file, root, n) == 0 && file[n] == '/'))
+		return 0;
+	return -EXDEV;
+}
+
+static int open_beneath_fallback(int root_fd, const char *path, int *ret_fd)
+{
+	_cleanup_close_ int fd = -EBADF;
+	int r;
+
+	r = walk_beneath(root_fd, path, &fd);
+	if (r < 0)
+		return r;
+	r = verify_beneath(root_fd, fd);
+	if (r < 0)
+		return r;
+	*ret_fd = TAKE_FD(fd);
+	return 0;
+}
+
+static int open_beneath(int root_fd, const char *path, int *ret_fd)
+{
+	static atomic_bool have_openat2 = true;
+	int r;
+
+	if (atomic_load(&have_openat2) && !secure_getenv(ENV_NO_OPENAT2)) {
+		r = open_beneath_openat2(root_fd, path, ret_fd);
+		if (r != -ENOSYS)
+			return r;
+		atomic_store(&have_openat2, false);
+		log_debug("openat2() is not available, resolving firmware paths by hand.");
+	}
+	return open_beneath_fallback(root_fd, path, ret_fd);
+}
+
+/* The decompressed image, growing by doubling up to limit + 1: one byte past means too big. */
+typedef struct Sink {
+	uint8_t *data;
+	size_t size;
+	size_t allocated;
+	size_t limit;
+} Sink;
+
+static int sink_reserve(Sink *s)
+{
+	size_t n;
+	uint8_t *p;
+
+	if (s->size < s->allocated)
+		return 0;
+	if (s->allocated > s->limit)
+		return -EFBIG;
+	n = s->allocated ? s->allocated * 2 : READ_CHUNK;
+	if (n < s->allocated || n > s->limit)
+		n = s->limit + 1;
+	p = realloc(s->data, n);
+	if (!p)
+		return -ENOMEM;
+	s->data = p;
+	s->allocated = n;
+	return 0;
+}
+
+static ssize_t read_chunk(int fd, void *buf, size_t len)
+{
+	ssize_t n;
+
+	do
+		n = read(fd, buf, len);
+	while (n < 0 && errno == EINTR);
+	return n < 0 ? -errno : n;
+}
+
+static int xz_error(lzma_ret lr)
+{
+	switch (lr) {
+	case LZMA_MEM_ERROR:
+		return -ENOMEM;
+	case LZMA_MEMLIMIT_ERROR:
+		return -EFBIG; /* needs more memory to unpack than any firmware image does */
+	default:
+		return -EBADMSG; /* format, options, data or truncation (LZMA_BUF_ERROR) */
+	}
+}
+
+static int decompress_xz(int fd, Sink *sink)
+{
+	_cleanup_free_ uint8_t *in = NULL;
+	lzma_stream s = LZMA_STREAM_INIT;
+	lzma_action action = LZMA_RUN;
+	lzma_ret lr;
+	int r;
+
+	in = malloc(READ_CHUNK);
+	if (!in)
+		return -ENOMEM;
+	/* CONCATENATED: accept stream padding and multiple streams, as xz(1) writes them */
+	lr = lzma_stream_decoder(&s, XZ_MEMLIMIT, LZMA_CONCATENATED);
+	if (lr != LZMA_OK)
+		return xz_error(lr);
+	for (;;) {
+		ssize_t n;
+
+		if (s.avail_in == 0 && action == LZMA_RUN) {
+			n = read_chunk(fd, in, READ_CHUNK);
+			if (n < 0) {
+				r = (int)n;
+				break;
+			}
+			if (n == 0)
+				action = LZMA_FINISH;
+			s.next_in = in;
+			s.avail_in = (size_t)n;
+		}
+		r = sink_reserve(sink);
+		if (r < 0)
+			break;
+		s.next_out = sink->data + sink->size;
+		s.avail_out = sink->allocated - sink->size;
+		lr = lzma_code(&s, action);
+		sink->size = (size_t)(s.next_out - sink->data);
+		if (sink->size > sink->limit) {
+			r = -EFBIG;
+			break;
+		}
+		if (lr == LZMA_STREAM_END) {
+			r = 0;
+			break;
+		}
+		if (lr != LZMA_OK) {
+			r = xz_error(lr);
+			break;
+		}
+	}
+	lzma_end(&s);
+	return r;
+}
+
+static void zstd_freep(ZSTD_DStream **z)
+{
+	ZSTD_freeDStream(*z);
+}
+
+/* Keeps the window (the memory zstd allocates up front) no bigger than the output may be. */
+static int zstd_window_log(size_t limit)
+{
+	int log = 10; /* ZSTD_WINDOWLOG_ABSOLUTEMIN */
+
+	while (log < ZSTD_WINDOWLOG_CEILING && ((size_t)1 << log) < limit)
+		log++;
+	return log;
+}
+
+static int zstd_error(size_t ret)
+{
+	if (ZSTD_getErrorCode(ret) == ZSTD_error_memory_allocation)
+		return -ENOMEM;
+	if (ZSTD_getErrorCode(ret) == ZSTD_error_frameParameter_windowTooLarge)
+		return -EFBIG;
+	return -EBADMSG;
+}
+
+/*
+ * Streams, never trusting the content size a frame declares: it may be absent or a lie.
+ * Ends well only when the input ends on a frame boundary (ZSTD_decompressStream() == 0).
+ */
+static int decompress_zstd(int fd, Sink *sink)
+{
+	_cleanup_(zstd_freep) ZSTD_DStream *z = NULL;
+	_cleanup_free_ uint8_t *in = NULL;
+	ZSTD_inBuffer input = {};
+	size_t pending = 0;
+	bool got_input = false, output_full = false;
+	int r;
+
+	in = malloc(READ_CHUNK);
+	z = ZSTD_createDStream();
+	if (!in || !z)
+		return -ENOMEM;
+	if (ZSTD_isError(ZSTD_DCtx_setParameter(z, ZSTD_d_windowLogMax, zstd_window_log(sink->limit))))
+		return -EINVAL;
+	for (;;) {
+		ZSTD_outBuffer output;
+
+		/* a full output buffer may hide more output: drain it before reading on */
+		if (input.pos == input.size && !output_full) {
+			ssize_t n = read_chunk(fd, in, READ_CHUNK);
+
+			if (n < 0)
+				return (int)n;
+			if (n == 0)
+				break;
+			input = (ZSTD_inBuffer){ .src = in, .size = (size_t)n };
+			got_input = true;
+		}
+		r = sink_reserve(sink);
+		if (r < 0)
+			return r;
+		output = (ZSTD_outBuffer){ .dst = sink->data, .size = sink->allocated, .pos = sink->size };
+		pending = ZSTD_decompressStream(z, &output, &input);
+		if (ZSTD_isError(pending))
+			return zstd_error(pending);
+		sink->size = output.pos;
+		if (sink->size > sink->limit)
+			return -EFBIG;
+		output_full = output.pos == output.size;
+	}
+	return got_input && pending == 0 ? 0 : -EBADMSG;
+}
+
+static int decompress(int fd, FwCompression compression, size_t limit, void **ret_data,
+		      size_t *ret_size)
+{
+	_cleanup_free_ uint8_t *data = NULL;
+	Sink sink = { .limit = limit };
+	int r;
+
+	r = compression == FW_COMPRESSION_XZ ? decompress_xz(fd, &sink) : decompress_zstd(fd, &sink);
+	data = sink.data;
+	if (r < 0)
+		return r;
+	*ret_size = sink.size;
+	*ret_data = TAKE_PTR(data);
+	return 0;
+}
+
+static int blob_new(const char *path, FwCompression compression, int fd, size_t limit,
+		    FwBlob **ret)
+{
+	_cleanup_(fw_blob_freep) FwBlob *b = NULL;
+	int r;
+
+	b = calloc(1, sizeof(FwBlob));
+	if (!b)
+		return -ENOMEM;
+	b->fd = -EBADF;
+	b->compression = compression;
+	b->path = strdup(path);
+	if (!b->path)
+		return -ENOMEM;
+	if (fstat(fd, &b->st) < 0)
+		return -errno;
+
+	if (compression == FW_COMPRESSION_NONE) {
+		if ((uint64_t)b->st.st_size > limit)
+			return -EFBIG;
+		b->size = (size_t)b->st.st_size;
+		b->fd = fd;
+	} else {
+		r = decompress(fd, compression, limit, &b->data, &b->size);
+		if (r < 0)
+			return r;
+		safe_close(fd);
+	}
+	*ret = TAKE_PTR(b);
+	return 0;
+}
+
+/* Errors that mean "nothing of that name in this root", so the search goes on. */
+static bool error_is_absent(int r)
+{
+	/* ENAMETOOLONG: the suffix pushed a 255-byte component over NAME_MAX */
+	return r == -ENOENT || r == -ENOTDIR || r == -ENAMETOOLONG;
+}
+
+static int try_root(const char *root, const char *name, const char *suffix,
+		    FwCompression compression, size_t limit, FwBlob **ret, char ***tried)
+{
+	_cleanup_free_ char *relative = NULL, *path = NULL;
+	_cleanup_close_ int root_fd = -EBADF, fd = -EBADF;
+	int r;
+
+	if (asprintf(&relative, "%s%s", name, suffix) < 0)
+		return -ENOMEM;
+	path = path_join(root, relative);
+	if (!path)
+		return -ENOMEM;
+	if (tried && strv_extend(tried, path) < 0)
+		return -ENOMEM;
+
+	/* the root itself is configuration: symlinks in it (/lib -> usr/lib) are fine */
+	root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root_fd < 0)
+		return error_is_absent(-errno) ? -ENOENT : -errno;
+	r = open_beneath(root_fd, relative, &fd);
+	if (r < 0)
+		return error_is_absent(r) ? -ENOENT : r;
+	r = blob_new(path, compression, fd, limit, ret);
+	if (r < 0)
+		return r;
+	TAKE_FD(fd); /* owned by the blob now, or closed once decompressed */
+	return 0;
+}
+
+/*
+ * One difference from the kernel, on purpose: the kernel warns about a candidate it cannot
+ * read and goes on to the next root. We stop at the first candidate that exists, good or
+ * bad, and return why it failed. A broken file in updates/ (an escaping symlink, corrupt
+ * .xz, a directory) is an override the administrator meant: quietly serving the older
+ * image from /lib/firmware instead would hide that.
+ */
+int fw_blob_open(char *const *roots, const char *name, uint64_t max_size, FwBlob **ret,
+		 char ***tried)
+{
+	static const struct {
+		const char *suffix;
+		FwCompression compression;
+	} order[] = {
+		/* as _request_firmware() does it, 5.19 and later: plain, then zstd, then xz */
+		{ "", FW_COMPRESSION_NONE },
+		{ ".zst", FW_COMPRESSION_ZSTD },
+		{ ".xz", FW_COMPRESSION_XZ },
+	};
+	size_t limit = (size_t)MIN(max_size, (uint64_t)SIZE_MAX - 1);
+	int r;
+
+	r = fw_name_check(name, NULL);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < ELEMENTSOF(order); i++)
+		for (char *const *root = roots; root && *root; root++) {
+			r = try_root(*root, name, order[i].suffix, order[i].compression, limit, ret,
+				     tried);
+			if (r != -ENOENT)
+				return r;
+		}
+	return -ENOENT;
+}

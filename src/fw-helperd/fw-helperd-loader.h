@@ -16,7 +16,7 @@ typedef enum FwCompression {
 const char *fw_compression_to_string(FwCompression c);
 
 /*
- * Builds the search roots in the kernel's own order (fs/firmware_loader/main.c fw_path[]):
+ * Builds the search roots in the kernel's own order (drivers/base/firmware_loader/main.c fw_path[]):
  * custom_path (the firmware_class.path module parameter, skipped when NULL or empty),
  * /lib/firmware/updates/<release>, /lib/firmware/updates, /lib/firmware/<release>,
  * /lib/firmware, then extra_dirs in order. prefix (NULL or "" for none) is prepended to
