@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -11,9 +12,13 @@ typedef enum EventSource {
 	EVENT_SOURCE_UDEV,	/* udev's netlink monitor, after rules (the default) */
 	EVENT_SOURCE_KERNEL,	/* the kernel's uevent netlink, where no udevd runs */
 	EVENT_SOURCE_NONE,	/* rescans only (tests, or driven by D-Bus Rescan()) */
+	_EVENT_SOURCE_MAX,
+	_EVENT_SOURCE_INVALID = -EINVAL,	/* makes the enum signed: "< 0" checks work */
 } EventSource;
 
+/* NULL for values out of range. */
 const char *event_source_to_string(EventSource s);
+/* _EVENT_SOURCE_INVALID (-EINVAL) for unknown names. */
 EventSource event_source_from_string(const char *s);
 
 /*

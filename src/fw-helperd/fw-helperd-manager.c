@@ -14,6 +14,7 @@
 #include "fw-helperd-manager.h"
 #include "fw-helperd-messages.h"
 #include "fw-helperd-name.h"
+#include "fw-helperd-sleep.h"
 #include "fw-helperd-stream.h"
 #include "fw-helperd-udev.h"
 #include "log.h"
@@ -62,6 +63,9 @@ int manager_new(const ManagerOptions *options, Manager **ret)
 	r = sd_event_default(&m->event);
 	if (r < 0)
 		return log_error_errno(r, "Failed to allocate event loop: %m");
+	r = sleep_new(m, &m->sleep);
+	if (r < 0)
+		return log_oom();
 
 	*ret = TAKE_PTR(m);
 	return 0;
@@ -87,6 +91,7 @@ Manager *manager_free(Manager *m)
 	for (Request *r = m->requests; r; r = r->next)
 		r->cancel = true;
 	m->workers = worker_pool_free(m->workers);
+	m->sleep = sleep_free(m->sleep);
 	sd_event_source_disable_unref(m->mountinfo_source);
 	sd_event_source_disable_unref(m->exit_timer);
 	sd_event_source_disable_unref(m->bus_emit);
@@ -159,7 +164,9 @@ static int on_deadline(sd_event_source *s, uint64_t usec, void *userdata)
 	/* A worker that is streaming notices on its own; one still queued is aborted now. */
 	req->timed_out = true;
 	req->cancel = true;
-	if (!req->running)
+	if (req->deferred)
+		sleep_request_deadline(((Manager *)req->userdata)->sleep, req); /* to a worker, which aborts */
+	else if (!req->running)
 		(void)fw_stream_abort(req->sysfs_dir);
 	return 0;
 }
@@ -209,15 +216,29 @@ int manager_submit(Manager *m, const RequestInfo *info)
 		return log_error_errno(r, "Failed to arm request deadline: %m");
 
 	req->userdata = m;
-	r = worker_pool_submit(m->workers, (worker_run_t)request_run, req);
+	/* Answered from memory, or held back while the file systems are not back after resume. */
+	r = sleep_intercept(m->sleep, req);
+	if (r == 0)
+		r = manager_dispatch(m, req);
 	if (r < 0)
-		return log_oom();
-	log_debug("Answering firmware request %s for %s.", info->name, info->devpath ?: "?");
+		return r;
 	req->next = m->requests;
 	m->requests = TAKE_PTR(req);
 	m->n_requests++;
 	manager_changed(m);
 	return 1;
+}
+
+int manager_dispatch(Manager *m, Request *req)
+{
+	int r;
+
+	r = worker_pool_submit(m->workers, (worker_run_t)request_run, req);
+	if (r < 0)
+		return log_oom();
+	log_debug("Answering firmware request %s for %s%s.", req->name, req->devpath ?: "?",
+		  req->cached ? " from memory" : "");
+	return 0;
 }
 
 static void remember_missing(Manager *m, const char *name)
@@ -269,6 +290,10 @@ static void add_request_fields(LogEntry *e, const Request *req)
 		log_entry_add(e, "DEVPATH=%s", req->devpath);
 	log_entry_add(e, "FW_RESULT=%s", request_result_to_string(req->result));
 	log_entry_add(e, "FW_DURATION_USEC=%" PRIu64, req->duration);
+	if (req->result == REQUEST_SERVED)
+		log_entry_add(e, "FW_SOURCE=%s", req->cached ? "cache" : "disk");
+	if (req->deferred_usec > 0)
+		log_entry_add(e, "FW_DEFERRED_USEC=%" PRIu64, req->deferred_usec);
 }
 
 static void log_completion(Manager *m, Request *req)
@@ -283,8 +308,9 @@ static void log_completion(Manager *m, Request *req)
 		log_entry_add(&e, "FW_SIZE=%" PRIi64, req->bytes);
 		log_entry_add(&e, "FW_COMPRESSION=%s", fw_compression_to_string(req->compression));
 		log_entry_send(&e, LOG_INFO, 0, FW_MESSAGE_SERVED,
-			       "Served firmware %s (%" PRIi64 " bytes) from %s in %" PRIu64 " us.",
-			       shown, req->bytes, req->path, req->duration);
+			       "Served firmware %s (%" PRIi64 " bytes) from %s%s in %" PRIu64 " us.",
+			       shown, req->bytes, req->path, req->cached ? " (held in memory)" : "",
+			       req->duration);
 		return;
 	case REQUEST_MISSING:
 		for (char **t = req->tried; t && *t; t++)
@@ -332,8 +358,12 @@ static void request_done(void *userdata)
 	if (req->timed_out && req->result != REQUEST_SERVED)
 		req->result = REQUEST_TIMEOUT;
 	unlink_request(m, req);
+	sleep_request_done(m->sleep, req);
 	count_completion(m, req);
 	log_completion(m, req);
+	/* A new request under the same name may have been ignored while this one was in flight. */
+	if (req->result == REQUEST_GONE && m->state == MANAGER_RUNNING)
+		(void)manager_rescan(m);
 	request_free(req);
 	manager_changed(m);
 
@@ -361,6 +391,7 @@ int manager_reload(Manager *m)
 			c->event_source = m->options.event_source;
 		config_free(m->config);
 		m->config = TAKE_PTR(c);
+		sleep_config_changed(m->sleep);
 		log_info("Configuration reloaded.");
 	}
 	m->state = MANAGER_RUNNING;
@@ -382,6 +413,19 @@ static int on_exit_timeout(sd_event_source *s, uint64_t usec, void *userdata)
 	return 0;
 }
 
+/* Deferred requests stay pending in sysfs: the next instance's scan picks them up. */
+static void drop_deferred(Manager *m)
+{
+	for (Request *r = m->requests, *next; r; r = next) {
+		next = r->next;
+		if (!r->deferred)
+			continue;
+		log_info("Leaving firmware request %s pending for the next start.", r->name);
+		unlink_request(m, r);
+		request_free(r);
+	}
+}
+
 void manager_stop(Manager *m)
 {
 	if (m->state == MANAGER_STOPPING)
@@ -389,6 +433,8 @@ void manager_stop(Manager *m)
 	m->state = MANAGER_STOPPING;
 	(void)sd_notify(false, "STOPPING=1");
 	manager_udev_stop(m);
+	sleep_stop(m->sleep);
+	drop_deferred(m);
 	manager_changed(m);
 	if (!m->requests) {
 		sd_event_exit(m->event, 0);
@@ -434,6 +480,7 @@ static int on_mountinfo(sd_event_source *s, int fd, uint32_t revents, void *user
 {
 	Manager *m = userdata;
 
+	sleep_mounts_changed(m->sleep);
 	(void)manager_rescan(m);
 	return 0;
 }
@@ -493,6 +540,10 @@ int manager_run(Manager *m)
 	}
 	/* Listen first, then scan: a request that appears in between is seen at least once. */
 	r = manager_udev_start(m);
+	if (r < 0)
+		return r;
+	/* Before the scan: a start on a read-only root defers what it finds. */
+	r = sleep_start(m->sleep);
 	if (r < 0)
 		return r;
 	(void)watch_mounts(m);
