@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "macro.h"
 #include "util.h"
 
 static int failures;
