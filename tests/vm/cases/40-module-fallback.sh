@@ -1,0 +1,136 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# A name the direct loader cannot find goes through the kernel's sysfs fallback
+# when the kernel runs it (force_sysfs_fallback); this case answers it the way
+# fw-helperd would. Then: unload waits for a load still in flight.
+
+# Shared by the 40-module-* cases; kept inline because the bed runs every
+# file in cases/ as a case.
+. /usr/lib/fwh-vmtest/lib.sh
+
+FWH_MODDIR=$FWH_VMTEST_DIR/modules
+FWH_FC=/sys/kernel/fwh_cache
+[ -f "$FWH_MODDIR/fwh_cache.ko" ] || skip "fwh_cache.ko is not in this payload"
+
+# load_fwh_cache [PARAM=VALUE...]: a fresh fwh_cache, unloaded at exit.
+load_fwh_cache() {
+	rmmod fwh_cache 2>/dev/null
+	insmod "$FWH_MODDIR/fwh_cache.ko" "$@" || fail "insmod fwh_cache $*"
+	at_exit "rmmod fwh_cache 2>/dev/null || :"
+}
+
+# write_fmt FILE FORMAT: printf FORMAT (escapes allowed, even \000) into FILE
+# in a single write(); on failure prints the error text and returns 1.
+write_fmt() {
+	# shellcheck disable=SC2059
+	_fwh_out=$(printf -- "$2" | dd of="$1" bs=65536 2>&1) && return 0
+	echo "$_fwh_out" | sed -n 's/.*error writing[^:]*: //p'
+	return 1
+}
+
+# entry NAME: "<state> <size> <error>" of NAME in entries, empty if absent.
+entry() {
+	awk -v n="$1" '{ l = $0; sub(/^[^ ]+ [^ ]+ [^ ]+ /, "", l); if (l == n) print $1, $2, $3 }' \
+		"$FWH_FC/entries"
+}
+
+entry_is() { [ "$(entry "$1")" = "$2" ]; }
+
+# wait_entry TIMEOUT_S NAME EXPECTED
+wait_entry() {
+	wait_until "$1" entry_is "$2" "$3" || fail "entry $2: '$(entry "$2")', expected '$3'"
+}
+
+# dmesg_time REGEX: seconds (dmesg's clock) of the last kernel line matching.
+dmesg_time() {
+	dmesg | grep -E "$1" | tail -n 1 | sed -n 's/^\[ *\([0-9]*\.[0-9]*\)\].*/\1/p'
+}
+
+# check_dmesg: no warning, oops or BUG since this case started.
+check_dmesg() {
+	dmesg | sed -n "/fwh-vmtest: starting $FWH_CASE\$/,\$p" >"$FWH_CASE_TMP/dmesg"
+	if grep -E 'WARNING:|BUG:|Oops|general protection|refcount_t|list_del corruption|kobject.*already' \
+		"$FWH_CASE_TMP/dmesg"; then
+		fail "kernel complained, see above"
+	fi
+}
+
+load_fwh_cache
+old_force=$(cat "$FWH_FW_CONFIG/force_sysfs_fallback")
+old_timeout=$(cat /sys/class/firmware/timeout)
+at_exit "echo $old_force >$FWH_FW_CONFIG/force_sysfs_fallback; echo $old_timeout >/sys/class/firmware/timeout"
+echo 1 >"$FWH_FW_CONFIG/force_sysfs_fallback"
+echo 20 >/sys/class/firmware/timeout
+mask_udev_firmware_rule
+make_blob 40000 "$FWH_CASE_TMP/userspace-only.bin" 3
+
+info "without forced fallback nothing waits: -ENOENT at once"
+echo 0 >"$FWH_FW_CONFIG/force_sysfs_fallback"
+echo fwh-test/userspace-only.bin >"$FWH_FC/cache"
+wait_entry 10 fwh-test/userspace-only.bin "failed 0 -2"
+echo 1 >"$FWH_FW_CONFIG/force_sysfs_fallback"
+
+info "with it, fw-helperd answers the request (when it is installed)"
+if systemctl cat fw-helperd >/dev/null 2>&1; then
+	mkdir -p /srv/fwh-module/fwh-test /etc/fw-helperd/fw-helperd.conf.d
+	cp "$FWH_CASE_TMP/userspace-only.bin" /srv/fwh-module/fwh-test/
+	printf '[Firmware]\nSearchPath=/srv/fwh-module\n' \
+		>/etc/fw-helperd/fw-helperd.conf.d/90-module-vmtest.conf
+	at_exit "rm -rf /srv/fwh-module /etc/fw-helperd/fw-helperd.conf.d/90-module-vmtest.conf; systemctl restart fw-helperd"
+	systemctl restart fw-helperd
+	wait_until 10 systemctl is-active -q fw-helperd || fail "fw-helperd did not start"
+	echo fwh-test/userspace-only.bin >"$FWH_FC/cache"
+	wait_entry 15 fwh-test/userspace-only.bin "cached 40000 0"
+	echo fwh-test/userspace-only.bin >"$FWH_FC/uncache"
+else
+	info "fw-helperd is not in this payload: only the manual answers below"
+fi
+
+info "the request sits below the entry's device; answered by hand here"
+if systemctl cat fw-helperd >/dev/null 2>&1; then
+	systemctl stop fw-helperd
+	systemctl mask --runtime -q fw-helperd
+	at_exit "systemctl unmask --runtime -q fw-helperd"
+fi
+echo fwh-test/userspace-only.bin >"$FWH_FC/cache"
+req=/sys/class/firmware/fwh-test!userspace-only.bin
+wait_until 10 test -e "$req/loading" || fail "no fallback request appeared: $(pending_requests)"
+assert_eq "$(entry fwh-test/userspace-only.bin)" "loading 0 0" "entry while pending"
+case $(readlink -f "$req") in
+/sys/devices/fwh_cache/entry*/firmware/fwh-test!userspace-only.bin) ;;
+*) fail "request at $(readlink -f "$req"), not below /sys/devices/fwh_cache" ;;
+esac
+echo 1 >"$req/loading"
+cat "$FWH_CASE_TMP/userspace-only.bin" >"$req/data"
+echo 0 >"$req/loading"
+wait_entry 10 fwh-test/userspace-only.bin "cached 40000 0"
+
+info "an unanswered request times out: failed with -ETIMEDOUT"
+echo 2 >/sys/class/firmware/timeout
+echo fwh-test/nobody.bin >"$FWH_FC/cache"
+wait_entry 15 fwh-test/nobody.bin "failed 0 -110"
+
+info "uncache while the request is pending: answered later, dropped"
+echo 20 >/sys/class/firmware/timeout
+echo fwh-test/dropped.bin >"$FWH_FC/cache"
+req=/sys/class/firmware/fwh-test!dropped.bin
+wait_until 10 test -e "$req/loading" || fail "no fallback request for dropped.bin"
+echo fwh-test/dropped.bin >"$FWH_FC/uncache" || fail "uncache while loading"
+assert_eq "$(entry fwh-test/dropped.bin)" "" "entry after uncache"
+echo 1 >"$req/loading"
+cat "$FWH_CASE_TMP/userspace-only.bin" >"$req/data"
+echo 0 >"$req/loading"
+wait_until 10 sh -c "! test -e '$req'" || fail "request dir stayed"
+
+info "unload with a load in flight waits for it"
+echo 3 >/sys/class/firmware/timeout
+echo fwh-test/inflight.bin >"$FWH_FC/cache"
+wait_until 10 test -e "/sys/class/firmware/fwh-test!inflight.bin/loading" || fail "no request for inflight.bin"
+t0=$(now_ms)
+rmmod fwh_cache || fail "rmmod with a load in flight"
+ms=$(( $(now_ms) - t0 ))
+info "rmmod took ${ms}ms"
+[ ! -e /sys/devices/fwh_cache ] || fail "/sys/devices/fwh_cache left"
+[ ! -e /sys/class/firmware/fwh-test!inflight.bin ] || fail "request left behind"
+check_dmesg
