@@ -1,0 +1,353 @@
+/* SPDX-License-Identifier: MIT */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "fw-helperd-kmod.h"
+#include "fw-helperd-messages.h"
+#include "log.h"
+
+#if HAVE_KMOD
+#include <libkmod.h>
+#endif
+
+struct Companion {
+	sd_event *event;
+	CompanionMode mode;
+	char *dir;		/* <sysfs>/kernel/fwh_cache */
+	const char *status;	/* "off", "loaded", or why it is not used */
+
+	/* a pin in progress */
+	char **pinning;
+	sd_event_source *entries_source, *deadline_source;
+	companion_pinned_t done;
+	void *userdata;
+};
+
+static const char *const mode_table[_COMPANION_MODE_MAX] = {
+	[COMPANION_OFF] = "off",
+	[COMPANION_IF_AVAILABLE] = "if-available",
+	[COMPANION_REQUIRED] = "required",
+};
+
+const char *companion_mode_to_string(CompanionMode m)
+{
+	return m >= 0 && m < _COMPANION_MODE_MAX ? mode_table[m] : NULL;
+}
+
+CompanionMode companion_mode_from_string(const char *s)
+{
+	for (int i = 0; i < _COMPANION_MODE_MAX; i++)
+		if (strcmp(s, mode_table[i]) == 0)
+			return i;
+	return _COMPANION_MODE_INVALID;
+}
+
+/* A sentence for the journal: why the kernel would not take the module. */
+static const char *load_error_reason(int r)
+{
+	switch (r) {
+	case -ENOENT:
+		return "not installed for this kernel (build it with DKMS)";
+	case -EPERM:
+	case -EACCES:
+		return "the kernel refuses to load modules (lockdown, or no CAP_SYS_MODULE)";
+	case -EKEYREJECTED:
+	case -ENOKEY:
+	case -EBADMSG:
+		return "its signature was rejected (Secure Boot requires signed modules)";
+	case -EEXIST:
+		return "a module of that name is already loaded";
+	default:
+		return "loading failed";
+	}
+}
+
+static void log_module(int level, int error, const char *status, const char *detail)
+{
+	LogEntry e = {};
+
+	log_entry_add(&e, "FW_MODULE=%s", COMPANION_MODULE_NAME);
+	log_entry_add(&e, "FW_MODULE_STATUS=%s", status);
+	log_entry_send(&e, level, error, FW_MESSAGE_MODULE, "Companion module %s %s%s%s",
+		       COMPANION_MODULE_NAME, status, detail ? ": " : ".", detail ? detail : "");
+}
+
+static int insert_module(void)
+{
+#if HAVE_KMOD
+	struct kmod_ctx *ctx;
+	struct kmod_module *mod = NULL;
+	int r;
+
+	ctx = kmod_new(NULL, NULL);
+	if (!ctx)
+		return -ENOMEM;
+	r = kmod_module_new_from_name(ctx, COMPANION_MODULE_NAME, &mod);
+	if (r >= 0) {
+		r = kmod_module_probe_insert_module(mod, KMOD_PROBE_APPLY_BLACKLIST, NULL, NULL,
+						    NULL, NULL);
+		if (r > 0)
+			r = -EPERM; /* blacklisted by the admin */
+		/* libkmod says -ENOENT for "no such module" and for a missing modules.dep alike */
+		kmod_module_unref(mod);
+	}
+	kmod_unref(ctx);
+	return r;
+#else
+	return -EOPNOTSUPP;
+#endif
+}
+
+int companion_new(sd_event *event, const char *sysfs_root, CompanionMode mode, Companion **ret)
+{
+	_cleanup_(companion_freep) Companion *c = NULL;
+	int r;
+
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->event = sd_event_ref(event);
+	c->mode = mode;
+	c->dir = path_join(sysfs_root ?: "/sys", "kernel/" COMPANION_MODULE_NAME);
+	if (!c->dir)
+		return -ENOMEM;
+
+	if (mode == COMPANION_OFF) {
+		c->status = "off";
+		*ret = TAKE_PTR(c);
+		return 0;
+	}
+	if (access(c->dir, F_OK) < 0) {
+		/* Against a fixture sysfs tree (tests), never touch the running kernel. */
+		r = sysfs_root && strcmp(sysfs_root, "/sys") != 0 ? -ENOENT : insert_module();
+		if (r < 0 || access(c->dir, F_OK) < 0) {
+			c->status = r < 0 ? load_error_reason(r) : "loaded but its sysfs interface is missing";
+			log_module(mode == COMPANION_REQUIRED ? LOG_ERR : LOG_NOTICE, r, "not used",
+				   c->status);
+			if (mode == COMPANION_REQUIRED)
+				return -ENODEV;
+			*ret = TAKE_PTR(c);
+			return 0;
+		}
+	}
+	c->status = "loaded";
+	log_module(LOG_INFO, 0, "in use", NULL);
+	*ret = TAKE_PTR(c);
+	return 0;
+}
+
+static void pin_finish(Companion *c)
+{
+	c->entries_source = sd_event_source_disable_unref(c->entries_source);
+	c->deadline_source = sd_event_source_disable_unref(c->deadline_source);
+	strv_free(c->pinning);
+	c->pinning = NULL;
+	c->done = NULL;
+}
+
+Companion *companion_free(Companion *c)
+{
+	if (!c)
+		return NULL;
+	pin_finish(c);
+	sd_event_unref(c->event);
+	free(c->dir);
+	free(c);
+	return NULL;
+}
+
+bool companion_available(const Companion *c)
+{
+	return c && c->status && strcmp(c->status, "loaded") == 0;
+}
+
+const char *companion_status(const Companion *c)
+{
+	return c ? c->status : "off";
+}
+
+int companion_parse_entry(const char *line, CompanionEntry *ret)
+{
+	static const char *const states[] = { "loading", "cached", "failed" };
+	char state[16];
+	unsigned long long size;
+	int error, n = 0;
+
+	if (sscanf(line, "%15s %llu %d %n", state, &size, &error, &n) != 3 || n == 0 || !line[n])
+		return -EBADMSG;
+	for (size_t i = 0; i < ELEMENTSOF(states); i++)
+		if (strcmp(state, states[i]) == 0) {
+			char *name = strdup(line + n);
+
+			if (!name)
+				return -ENOMEM;
+			*ret = (CompanionEntry){ .name = name, .state = i, .size = size, .error = error };
+			return 0;
+		}
+	return -EBADMSG;
+}
+
+void companion_entries_free(CompanionEntry *e, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(e[i].name);
+	free(e);
+}
+
+int companion_entries(Companion *c, CompanionEntry **ret, size_t *ret_n)
+{
+	_cleanup_free_ char *text = NULL, *path = NULL;
+	CompanionEntry *entries = NULL;
+	size_t n = 0;
+	char *line, *save = NULL;
+	int r;
+
+	if (!companion_available(c))
+		return -ENODEV;
+	path = path_join(c->dir, "entries");
+	if (!path)
+		return -ENOMEM;
+	r = read_string_at(AT_FDCWD, path, &text);
+	if (r < 0)
+		return r;
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		CompanionEntry *grown = realloc(entries, sizeof(*entries) * (n + 1));
+
+		if (!grown) {
+			companion_entries_free(entries, n);
+			return -ENOMEM;
+		}
+		entries = grown;
+		if (companion_parse_entry(line, &entries[n]) >= 0)
+			n++;
+	}
+	*ret = entries;
+	*ret_n = n;
+	return 0;
+}
+
+/* Counts the states of the names being pinned; calls done once none is loading. */
+static void pin_check(Companion *c, bool final)
+{
+	CompanionEntry *e = NULL;
+	unsigned cached = 0, failed = 0, loading = 0;
+	companion_pinned_t done = c->done;
+	void *userdata = c->userdata;
+	size_t n = 0;
+
+	if (companion_entries(c, &e, &n) < 0) {
+		final = true;
+		loading = strv_length(c->pinning);
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!strv_contains(c->pinning, e[i].name))
+			continue;
+		if (e[i].state == COMPANION_ENTRY_CACHED)
+			cached++;
+		else if (e[i].state == COMPANION_ENTRY_FAILED)
+			failed++;
+		else
+			loading++;
+	}
+	companion_entries_free(e, n);
+	if (loading > 0 && !final)
+		return;
+	pin_finish(c);
+	if (done)
+		done(c, cached, failed, loading, userdata);
+}
+
+static int on_entries(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	Companion *c = userdata;
+	char buf[64];
+
+	/* sysfs polling re-arms only after the attribute is read again */
+	(void)lseek(fd, 0, SEEK_SET);
+	while (read(fd, buf, sizeof(buf)) > 0)
+		;
+	pin_check(c, false);
+	return 0;
+}
+
+static int on_pin_deadline(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	pin_check(userdata, true);
+	return 0;
+}
+
+static int watch_entries(Companion *c, usec_t deadline)
+{
+	_cleanup_free_ char *path = path_join(c->dir, "entries");
+	char buf[64];
+	int fd, r;
+
+	if (!path)
+		return -ENOMEM;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while (read(fd, buf, sizeof(buf)) > 0)
+		;
+	r = sd_event_add_io(c->event, &c->entries_source, fd, EPOLLPRI, on_entries, c);
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	(void)sd_event_source_set_io_fd_own(c->entries_source, true);
+	return sd_event_add_time(c->event, &c->deadline_source, CLOCK_MONOTONIC, deadline, 0,
+				 on_pin_deadline, c);
+}
+
+int companion_pin(Companion *c, char *const *names, usec_t deadline, companion_pinned_t done,
+		  void *userdata)
+{
+	_cleanup_close_ int dirfd = -EBADF;
+	unsigned asked = 0;
+	int r;
+
+	if (!companion_available(c))
+		return -ENODEV;
+	pin_finish(c);
+	dirfd = open(c->dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0)
+		return -errno;
+	c->pinning = strv_copy(names);
+	if (!c->pinning)
+		return -ENOMEM;
+	for (char *const *n = names; n && *n; n++) {
+		r = write_string_at(dirfd, "cache", *n);
+		if (r < 0)
+			log_debug_errno(r, "Companion module refused to pin %s: %m", *n);
+		else
+			asked++;
+	}
+	c->done = done;
+	c->userdata = userdata;
+	r = watch_entries(c, deadline);
+	if (r < 0) {
+		pin_finish(c);
+		return r;
+	}
+	pin_check(c, false);
+	return (int)asked;
+}
+
+int companion_unpin_all(Companion *c)
+{
+	_cleanup_free_ char *path = NULL;
+	int r;
+
+	if (!companion_available(c))
+		return 0;
+	pin_finish(c);
+	path = path_join(c->dir, "uncache");
+	if (!path)
+		return -ENOMEM;
+	r = write_string_at(AT_FDCWD, path, "*");
+	return r == -ENOENT ? 0 : r; /* nothing pinned */
+}
