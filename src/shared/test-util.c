@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "sha256.h"
 #include "macro.h"
 #include "util.h"
 
@@ -85,8 +86,41 @@ static void test_json(void)
 	free(out);
 }
 
+static void hash_hex(const void *data, size_t len, size_t step, char hex[65])
+{
+	uint8_t d[SHA256_DIGEST_SIZE];
+	Sha256 h;
+
+	sha256_init(&h);
+	for (size_t off = 0; off < len; off += step)
+		sha256_update(&h, (const char *)data + off, MIN(step, len - off));
+	sha256_final(&h, d);
+	sha256_to_hex(d, hex);
+}
+
+static void test_sha256(void)
+{
+	static char million[1000000];
+	uint8_t d[SHA256_DIGEST_SIZE];
+	char hex[65];
+
+	hash_hex("", 0, 1, hex);
+	CHECK(strcmp(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855") == 0);
+	hash_hex("abc", 3, 3, hex);
+	CHECK(strcmp(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad") == 0);
+	hash_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", 56, 7, hex);
+	CHECK(strcmp(hex, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1") == 0);
+	memset(million, 'a', sizeof(million));
+	hash_hex(million, sizeof(million), 4093, hex);
+	CHECK(strcmp(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0") == 0);
+	CHECK(sha256_from_hex(hex, d) == 0);
+	CHECK(sha256_from_hex("cdc76e5c", d) < 0);
+	CHECK(sha256_from_hex("zz", d) < 0);
+}
+
 int main(void)
 {
+	test_sha256();
 	test_parse();
 	test_strings();
 	test_json();
