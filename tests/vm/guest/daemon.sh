@@ -1,0 +1,66 @@
+# SPDX-License-Identifier: MIT
+# Helpers for the cases that exercise fw-helperd itself; sourced by tests/vm/cases/*.
+# Firmware lives only in /srv/firmware, where the kernel's direct loader cannot see it,
+# and force_sysfs_fallback makes every miss of the direct loader a fallback request.
+
+TF=/sys/devices/virtual/misc/test_firmware
+SRV=/srv/firmware
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+note() { echo "# $*"; }
+
+# Milliseconds on CLOCK_MONOTONIC (the guest has no bc).
+now_ms() { awk '{ printf "%d\n", $1 * 1000 }' /proc/uptime; }
+
+fwh_wait_active() {
+	for _ in $(seq 100); do
+		systemctl is-active -q fw-helperd && return 0
+		sleep 0.1
+	done
+	systemctl status --no-pager fw-helperd >&2
+	fail "fw-helperd did not become active"
+}
+
+# Loads test_firmware, forces the fallback, points fw-helperd at /srv/firmware.
+fwh_setup() {
+	modprobe test_firmware || fail "modprobe test_firmware"
+	echo 1 > /proc/sys/kernel/firmware_config/force_sysfs_fallback
+	echo 10 > /sys/class/firmware/timeout
+	mkdir -p "$SRV" /etc/fw-helperd/fw-helperd.conf.d
+	printf '[Firmware]\nSearchPath=%s\n' "$SRV" > /etc/fw-helperd/fw-helperd.conf.d/50-vmtest.conf
+	systemctl restart fw-helperd
+	fwh_wait_active
+}
+
+# blob FILE SIZE: deterministic, not all-equal bytes, so offsets matter.
+blob() {
+	mkdir -p "$(dirname "$1")"
+	head -c "$2" /dev/urandom > "$1.tmp" 2>/dev/null
+	# the seed must not matter for reproducibility; content is compared, not fixed
+	mv "$1.tmp" "$1"
+}
+
+# request NAME: the driver asks; returns the write's status (fails when the load failed).
+request() {
+	printf '%s' "$1" > "$TF/trigger_request"
+}
+
+# expect_served NAME FILE: the request succeeds and the driver holds exactly FILE.
+expect_served() {
+	request "$1" || fail "request for '$1' failed"
+	cmp -s /dev/test_firmware "$2" || fail "'$1': driver got different bytes than $2"
+}
+
+# journal_has FIELD=VALUE...: an entry of fw-helperd matching all of them appears (5 s).
+journal_has() {
+	for _ in $(seq 50); do
+		[ -n "$(journalctl -q -o cat -u fw-helperd "$@" 2>/dev/null | head -n 1)" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# fwctl_json_field KEY: a counter from `fwctl status --json` (no jq in the guest).
+fwctl_counter() {
+	fwctl status --json | sed -n "s/.*\"$1\":\([0-9]*\).*/\1/p"
+}
