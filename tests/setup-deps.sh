@@ -8,7 +8,7 @@ packages="
   libudev-dev libsystemd-dev liblzma-dev libzstd-dev libinih-dev libkmod-dev
   clang libclang-rt-14-dev
   dbus python3 python3-dbus python3-dbusmock python3-gi
-  xz-utils zstd cpio kmod
+  xz-utils zstd cpio kmod dwarves
   qemu-system-x86 mmdebstrap debian-archive-keyring
 "
 

@@ -10,17 +10,39 @@
 #   KDIR         headers dir usable as `make -C $KDIR M=...`
 #   KRELEASE     uname -r inside the guest
 #   KPKGVER      Debian package version, the cache key
+#   MODULES_CPIO the guest's subset of modules (below), depmod'ed, as a cpio
 #
 # The ABI number is resolved from the archive every time (the archive drops
 # old ones), so nothing here pins a version. Everything is unpacked with
 # dpkg-deb -x into a private root: nothing is installed on the host.
 set -eu
 
+# Parse the whole script before running it: a checkout edited while a run is
+# going (shells read scripts as they go) must not change that run.
+{
+
 series=${1:-}
+version=
 cache=${FWH_CACHE:-$HOME/.cache/fw-helperd}/kernel
+
+# Modules the guest gets, with their dependencies (FWH_VM_MODULES adds
+# more). The full tree is ~400 MB unpacked: far too much to copy into RAM
+# on every boot.
+guest_modules="test_firmware ${FWH_VM_MODULES:-}"
 
 log() { echo "kernel.sh: $*" >&2; }
 die() { log "$*"; exit 1; }
+
+# Stale or missing apt lists: the archive drops old ABIs, so a version from
+# old lists may no longer download. Refresh them once (as root) and retry.
+retry_after_update() {
+	if [ -z "${FWH_KERNEL_RETRIED:-}" ] && [ "$(id -u)" -eq 0 ]; then
+		log "$*; running apt-get update and retrying"
+		apt-get update -qq >&2 || die "apt-get update failed"
+		FWH_KERNEL_RETRIED=1 exec "$0" "$series"
+	fi
+	die "$*"
+}
 
 # Candidate version of a package, as apt would install it.
 pkg_version() {
@@ -38,27 +60,34 @@ pkg_depends_matching() {
 case "$series" in
 6.1)
 	meta_dep=$(pkg_depends_matching linux-image-amd64 '^linux-image-6\.1\.[0-9]+-[0-9]+-amd64$' | head -n1)
-	[ -n "$meta_dep" ] || die "linux-image-amd64 has no linux-image-6.1.* dependency (run apt-get update?)"
+	[ -n "$meta_dep" ] || retry_after_update "linux-image-amd64 has no linux-image-6.1.* dependency"
 	image_pkg=$meta_dep-unsigned
 	;;
 6.12)
-	# Highest version wins, compared the way dpkg does (sort -V mis-orders ~).
-	image_pkg= best=
-	for p in $(apt-cache pkgnames linux-image-6.12. | grep -E '^linux-image-6\.12\.[0-9]+\+deb12-amd64-unsigned$'); do
-		v=$(pkg_version "$p")
-		[ -n "$v" ] || continue
-		if [ -z "$best" ] || dpkg --compare-versions "$v" gt "$best"; then
-			best=$v image_pkg=$p
-		fi
-	done
-	[ -n "$image_pkg" ] || die "no linux-image-6.12.*+deb12-amd64-unsigned in the apt lists (run apt-get update?)"
+	# Highest version wins, compared the way dpkg does (sort -V mis-orders
+	# ~). One apt-cache call for all: each call costs ~1 s where apt keeps
+	# no pkgcache.bin.
+	names=$(apt-cache pkgnames linux-image-6.12. | grep -E '^linux-image-6\.12\.[0-9]+\+deb12-amd64-unsigned$' || true)
+	image_pkg='' version=''
+	if [ -n "$names" ]; then
+		candidates=$(apt-cache show --no-all-versions $names \
+			| awk '/^Package:/ { p = $2 } /^Version:/ { print p, $2 }')
+		while read -r p v; do
+			if [ -z "$version" ] || dpkg --compare-versions "$v" gt "$version"; then
+				version=$v image_pkg=$p
+			fi
+		done <<-EOF
+		$candidates
+		EOF
+	fi
+	[ -n "$image_pkg" ] || retry_after_update "no linux-image-6.12.*+deb12-amd64-unsigned in the apt lists"
 	;;
 *)
 	die "usage: kernel.sh 6.1|6.12"
 	;;
 esac
 
-version=$(pkg_version "$image_pkg")
+[ -n "${version:-}" ] || version=$(pkg_version "$image_pkg")
 [ -n "$version" ] || die "cannot resolve version of $image_pkg"
 abi=${image_pkg#linux-image-}
 abi=${abi%-unsigned}                   # e.g. 6.1.0-57-amd64, 6.12.118+deb12-amd64
@@ -79,12 +108,15 @@ if [ ! -f "$dir/kernel.env" ]; then
 		|| die "cannot resolve -common/-kbuild packages from $headers_pkg"
 
 	log "fetching $image_pkg $headers_pkg $common_pkg $kbuild_pkg ($version)"
+	# Leftovers of interrupted fetches.
+	find "$cache" -mindepth 1 -maxdepth 1 -name '*.tmp.*' -mtime +1 -exec rm -rf {} +
 	tmp=$dir.tmp.$$
 	rm -rf "$tmp"
 	mkdir -p "$tmp/debs"
 	# The cache usually sits under a 0700 $HOME, out of reach of apt's _apt user.
 	(cd "$tmp/debs" && apt-get download -q=2 -o APT::Sandbox::User=root "$image_pkg=$version" "$headers_pkg=$version" \
-		"$common_pkg=$version" "$kbuild_pkg") >&2
+		"$common_pkg=$version" "$kbuild_pkg") >&2 \
+		|| { rm -rf "$tmp"; retry_after_update "downloading $image_pkg $version failed"; }
 	for deb in "$tmp"/debs/*.deb; do
 		dpkg-deb -x "$deb" "$tmp/root"
 	done
@@ -115,9 +147,20 @@ if [ ! -f "$dir/kernel.env" ]; then
 	MODULE_LICENSE("GPL");
 	EOF
 	echo 'obj-m := selftest.o' >"$tmp/selftest/Kbuild"
-	make -s -C "$kdir" M="$tmp/selftest" modules >"$tmp/selftest/build.log" 2>&1 \
+	# 6.12's headers ship vmlinux, so kbuild generates module BTF with pahole
+	# (package dwarves); without it, skip BTF rather than fail (run.sh does
+	# the same for module/).
+	btf=
+	command -v pahole >/dev/null || btf=CONFIG_DEBUG_INFO_BTF_MODULES=
+	make -s -C "$kdir" M="$tmp/selftest" $btf modules >"$tmp/selftest/build.log" 2>&1 \
 		|| { cat "$tmp/selftest/build.log" >&2; die "trivial module does not build against $kdir"; }
 	rm -rf "$tmp/selftest"
+
+	# modules.dep is generated at install time; make it once for the whole
+	# tree, to resolve dependencies of the guest subset from it.
+	for m in "$tmp"/root/lib/modules/*; do
+		depmod -b "$tmp/root" "${m##*/}"
+	done
 
 	rm -rf "$dir"
 	mv "$tmp" "$dir"
@@ -145,4 +188,41 @@ if [ ! -f "$dir/kernel.env" ]; then
 	log "cached in $dir"
 fi
 
+# The guest's modules, as a cpio of usr/lib/modules/<release> (under usr/:
+# the guest's /lib is a symlink, and an archive entry "lib" would clash).
+. "$dir/kernel.env"
+mods_hash=$( { cat "$0"; echo "$guest_modules"; } | sha256sum | cut -c1-12)
+modules_cpio=$dir/modules-$mods_hash.cpio
+if [ ! -f "$modules_cpio" ]; then
+	[ -f "$MODULES_DIR/modules.dep" ] || depmod -b "${MODULES_DIR%/lib/modules/*}" "$KRELEASE"
+	stage=$dir/modules-stage.$$
+	rm -rf "$stage"
+	dst=$stage/usr/lib/modules/$KRELEASE
+	mkdir -p "$dst"
+	cp "$MODULES_DIR"/modules.builtin "$MODULES_DIR"/modules.builtin.modinfo \
+		"$MODULES_DIR"/modules.order "$dst/"
+	for m in $guest_modules; do
+		# modules.dep: "kernel/x/m.ko[.xz]: dep1.ko dep2.ko", deps already
+		# transitive.
+		# (file names may spell the module's _ as -)
+		line=$(grep -E "/$(echo "$m" | sed 's/[-_]/[-_]/g')\.ko(\.[a-z]+)?:" "$MODULES_DIR/modules.dep") \
+			|| die "module $m not in $MODULES_DIR"
+		for f in $(echo "$line" | tr -d :); do
+			mkdir -p "$dst/${f%/*}"
+			cp "$MODULES_DIR/$f" "$dst/$f"
+		done
+	done
+	depmod -b "$stage/usr" "$KRELEASE"
+	(cd "$stage" && find . -mindepth 1 | LC_ALL=C sort | cpio --quiet -o -H newc -R 0:0) \
+		>"$modules_cpio.tmp.$$"
+	mv "$modules_cpio.tmp.$$" "$modules_cpio"
+	rm -rf "$stage"
+	# Other lists' archives, unless another checkout used them lately.
+	find "$dir" -maxdepth 1 -name 'modules-*.cpio' -mtime +2 -delete
+fi
+touch "$modules_cpio"
+
 cat "$dir/kernel.env"
+echo "MODULES_CPIO=$modules_cpio"
+exit
+}
