@@ -22,7 +22,7 @@ struct Companion {
 
 	/* a pin in progress */
 	char **pinning;
-	sd_event_source *entries_source, *deadline_source;
+	sd_event_source *entries_source, *deadline_source, *first_check;
 	companion_pinned_t done;
 	void *userdata;
 };
@@ -144,6 +144,7 @@ static void pin_finish(Companion *c)
 {
 	c->entries_source = sd_event_source_disable_unref(c->entries_source);
 	c->deadline_source = sd_event_source_disable_unref(c->deadline_source);
+	c->first_check = sd_event_source_disable_unref(c->first_check);
 	strv_free(c->pinning);
 	c->pinning = NULL;
 	c->done = NULL;
@@ -274,6 +275,16 @@ static int on_entries(sd_event_source *s, int fd, uint32_t revents, void *userda
 	return 0;
 }
 
+/* done() must never run inside companion_pin(): the caller is told "later" first. */
+static int on_first_check(sd_event_source *s, void *userdata)
+{
+	Companion *c = userdata;
+
+	c->first_check = sd_event_source_disable_unref(c->first_check);
+	pin_check(c, false);
+	return 0;
+}
+
 static int on_pin_deadline(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	pin_check(userdata, true);
@@ -329,11 +340,12 @@ int companion_pin(Companion *c, char *const *names, usec_t deadline, companion_p
 	c->done = done;
 	c->userdata = userdata;
 	r = watch_entries(c, deadline);
+	if (r >= 0)
+		r = sd_event_add_defer(c->event, &c->first_check, on_first_check, c);
 	if (r < 0) {
 		pin_finish(c);
 		return r;
 	}
-	pin_check(c, false);
 	return (int)asked;
 }
 
