@@ -59,6 +59,8 @@ static const char *load_error_reason(int r)
 	case -ENOKEY:
 	case -EBADMSG:
 		return "its signature was rejected (Secure Boot requires signed modules)";
+	case -ENOANO:
+		return "blacklisted in modprobe.d";
 	case -EEXIST:
 		return "a module of that name is already loaded";
 	default:
@@ -91,7 +93,7 @@ static int insert_module(void)
 		r = kmod_module_probe_insert_module(mod, KMOD_PROBE_APPLY_BLACKLIST, NULL, NULL,
 						    NULL, NULL);
 		if (r > 0)
-			r = -EPERM; /* blacklisted by the admin */
+			r = -ENOANO; /* stands for "blacklisted by the admin" */
 		/* libkmod says -ENOENT for "no such module" and for a missing modules.dep alike */
 		kmod_module_unref(mod);
 	}

@@ -644,8 +644,12 @@ static int try_root(const char *root, const char *name, const char *suffix,
 
 	/* the root itself is configuration: symlinks in it (/lib -> usr/lib) are fine */
 	root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (root_fd < 0)
-		return error_is_absent(-errno) ? -ENOENT : -errno;
+	if (root_fd < 0) {
+		/* a root we may not reach (e.g. hidden by the sandbox) is as good as absent */
+		if (errno == EACCES)
+			log_debug("Firmware root %s is not reachable, skipping it.", root);
+		return error_is_absent(-errno) || errno == EACCES ? -ENOENT : -errno;
+	}
 	r = open_beneath(root_fd, relative, &fd);
 	if (r < 0)
 		return error_is_absent(r) ? -ENOENT : r;

@@ -147,6 +147,8 @@ static int run(void)
 	if (r < 0)
 		return EXIT_FAILURE;
 	r = manager_run(m);
+	if (r == -EINVAL)
+		return EXIT_CONFIG;
 	return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 }
 

@@ -44,7 +44,7 @@ int log_internal(int level, int error, const char *format, ...) _printf_(3, 4);
  * A structured journal entry: fields added one by one ("KEY=value"), then sent with a
  * MESSAGE_ID and a human MESSAGE. On stderr only the MESSAGE is printed.
  */
-#define LOG_ENTRY_MAX_FIELDS 24
+#define LOG_ENTRY_MAX_FIELDS 64
 
 typedef struct LogEntry {
 	char *fields[LOG_ENTRY_MAX_FIELDS];
