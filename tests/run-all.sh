@@ -50,8 +50,9 @@ step "fuzzing"
 if [ ! -d build-fuzz ]; then
 	CC=clang meson setup build-fuzz -Dfuzz=true -Dman=disabled >/dev/null
 fi
-if ninja -C build-fuzz src/fw-helperd/fuzz-name src/fw-helperd/fuzz-conf; then
-	for target in fuzz-name fuzz-conf; do
+if ninja -C build-fuzz src/fw-helperd/fuzz-name src/fw-helperd/fuzz-conf \
+	src/fw-helperd/fuzz-manifest; then
+	for target in fuzz-name fuzz-conf fuzz-manifest; do
 		corpus=$(mktemp -d)
 		seeds="$top/tests/fuzz/$target"
 		mkdir -p "$seeds"

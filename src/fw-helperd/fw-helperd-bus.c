@@ -6,6 +6,7 @@
 #include "config.h"
 #include "fw-helperd-bus.h"
 #include "fw-helperd-manager.h"
+#include "fw-helperd-sleep.h"
 #include "json.h"
 #include "log.h"
 
@@ -81,6 +82,33 @@ static int property_get_unsigned(sd_bus *bus, const char *path, const char *inte
 	return sd_bus_message_append(reply, "u", *(unsigned *)userdata);
 }
 
+static int property_get_sleep_state(sd_bus *bus, const char *path, const char *interface,
+				    const char *property, sd_bus_message *reply, void *userdata,
+				    sd_bus_error *error)
+{
+	Manager *m = userdata;
+
+	return sd_bus_message_append(reply, "s", sleep_state_to_string(m->sleep->state));
+}
+
+static int property_get_cache_entries(sd_bus *bus, const char *path, const char *interface,
+				      const char *property, sd_bus_message *reply, void *userdata,
+				      sd_bus_error *error)
+{
+	Manager *m = userdata;
+
+	return sd_bus_message_append(reply, "u", m->sleep->cache->n_entries);
+}
+
+static int property_get_cache_bytes(sd_bus *bus, const char *path, const char *interface,
+				    const char *property, sd_bus_message *reply, void *userdata,
+				    sd_bus_error *error)
+{
+	Manager *m = userdata;
+
+	return sd_bus_message_append(reply, "t", m->sleep->cache->bytes);
+}
+
 /* State changes are root's: the policy file says so, and so does this, from the sender's creds. */
 static int check_root(sd_bus_message *message, sd_bus_error *error)
 {
@@ -141,6 +169,51 @@ static int method_rescan(sd_bus_message *message, void *userdata, sd_bus_error *
 	return sd_bus_reply_method_return(message, "u", (uint32_t)r);
 }
 
+static int method_prewarm(sd_bus_message *message, void *userdata, sd_bus_error *error)
+{
+	Manager *m = userdata;
+	int r;
+
+	r = check_root(message, error);
+	if (r < 0)
+		return r;
+	/* replied to once the blobs are in memory */
+	return sleep_prewarm_on_demand(m->sleep, message);
+}
+
+static int method_list_firmware(sd_bus_message *message, void *userdata, sd_bus_error *error)
+{
+	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+	Manager *m = userdata;
+	int r;
+
+	r = sd_bus_message_new_method_return(message, &reply);
+	if (r < 0)
+		return r;
+	r = sd_bus_message_open_container(reply, 'a', "(stsas)");
+	if (r < 0)
+		return r;
+	for (RegistryEntry *e = m->sleep->registry->entries; e; e = e->next) {
+		r = sd_bus_message_open_container(reply, 'r', "stsas");
+		if (r < 0)
+			return r;
+		r = sd_bus_message_append(reply, "sts", e->name, e->size,
+					  registry_sources_to_string(e->sources));
+		if (r < 0)
+			return r;
+		r = sd_bus_message_append_strv(reply, e->devices);
+		if (r < 0)
+			return r;
+		r = sd_bus_message_close_container(reply);
+		if (r < 0)
+			return r;
+	}
+	r = sd_bus_message_close_container(reply);
+	if (r < 0)
+		return r;
+	return sd_bus_send(NULL, reply, NULL);
+}
+
 static const sd_bus_vtable manager_vtable[] = {
 	SD_BUS_VTABLE_START(0),
 	SD_BUS_PROPERTY("Version", "s", property_get_version, 0, SD_BUS_VTABLE_PROPERTY_CONST),
@@ -163,11 +236,23 @@ static const sd_bus_vtable manager_vtable[] = {
 			SD_BUS_VTABLE_PROPERTY_EMITS_INVALIDATION),
 	SD_BUS_PROPERTY("MissingFirmware", "as", property_get_missing, 0,
 			SD_BUS_VTABLE_PROPERTY_EMITS_INVALIDATION),
+	SD_BUS_PROPERTY("SleepState", "s", property_get_sleep_state, 0,
+			SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+	SD_BUS_PROPERTY("CacheEntries", "u", property_get_cache_entries, 0,
+			SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+	SD_BUS_PROPERTY("CacheBytes", "t", property_get_cache_bytes, 0,
+			SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
 	SD_BUS_METHOD_WITH_ARGS("Describe", SD_BUS_NO_ARGS, SD_BUS_RESULT("s", json),
 				method_describe, SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_METHOD_WITH_ARGS("Reload", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT, method_reload,
 				SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_METHOD_WITH_ARGS("Rescan", SD_BUS_NO_ARGS, SD_BUS_RESULT("u", found), method_rescan,
+				SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_ARGS("Prewarm", SD_BUS_NO_ARGS,
+				SD_BUS_RESULT("u", cache_entries, "t", cache_bytes), method_prewarm,
+				SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_ARGS("ListFirmware", SD_BUS_NO_ARGS,
+				SD_BUS_RESULT("a(stsas)", firmware), method_list_firmware,
 				SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_VTABLE_END
 };
@@ -197,7 +282,8 @@ void manager_bus_emit_changed(Manager *m)
 		return;
 	(void)sd_bus_emit_properties_changed(m->bus, BUS_PATH, BUS_INTERFACE, "State", "Served",
 					     "Failed", "Missing", "Rejected", "BytesServed",
-					     "InFlight", "MissingFirmware", NULL);
+					     "InFlight", "MissingFirmware", "SleepState", "CacheEntries",
+					     "CacheBytes", NULL);
 }
 
 static void describe_counters(JsonWriter *w, Manager *m)
@@ -262,6 +348,7 @@ int manager_describe_json(Manager *m, char **ret)
 		json_string(&w, *p);
 	json_array_end(&w);
 	describe_missing(&w, m);
+	sleep_describe_json(m->sleep, &w);
 	json_object_end(&w);
 	return json_writer_finish(&w, ret);
 }

@@ -76,6 +76,13 @@ static const Config config_defaults = {
 	.workers = 4,
 	.event_source = EVENT_SOURCE_UDEV,
 	.timeout_margin = USEC_PER_SEC,
+	.prewarm_memory_max = 128ULL << 20,
+	.prewarm_timeout = 3 * USEC_PER_SEC,
+	.resume_firmware_timeout = 120 * USEC_PER_SEC,
+	.cache_release = 30 * USEC_PER_SEC,
+	.defer_max = 30 * USEC_PER_SEC,
+	.companion_mode = COMPANION_IF_AVAILABLE,
+	.integrity_policy = VERIFY_POLICY_OFF,
 };
 
 typedef struct ConfigItem ConfigItem;
@@ -291,6 +298,22 @@ static int config_parse_event_source(const ConfigContext *ctx, const char *value
 	return 0;
 }
 
+static int config_parse_companion_mode(const ConfigContext *ctx, const char *value, void *data)
+{
+	CompanionMode *mode = data;
+	CompanionMode m;
+
+	if (!*value) {
+		*mode = *(const CompanionMode *)config_default_of(ctx);
+		return 0;
+	}
+	m = companion_mode_from_string(value);
+	if (m < 0)
+		return config_log_invalid(ctx, value, "expected off, if-available or required");
+	*mode = m;
+	return 0;
+}
+
 static int config_parse_timespan(const ConfigContext *ctx, const char *value, void *data)
 {
 	usec_t *t = data;
@@ -306,6 +329,52 @@ static int config_parse_timespan(const ConfigContext *ctx, const char *value, vo
 	return 0;
 }
 
+static int config_parse_verify_policy(const ConfigContext *ctx, const char *value, void *data)
+{
+	VerifyPolicy *policy = data;
+	VerifyPolicy p;
+
+	if (!*value) {
+		*policy = *(const VerifyPolicy *)config_default_of(ctx);
+		return 0;
+	}
+	p = verify_policy_from_string(value);
+	if (p < 0)
+		return config_log_invalid(ctx, value, "expected off, warn or enforce");
+	*policy = p;
+	return 0;
+}
+
+/* "<root>:<policy> ...", stored normalised; all or nothing like SearchPath=. */
+static int config_parse_root_policy(const ConfigContext *ctx, const char *value, void *data)
+{
+	char ***list = data;
+	_cleanup_strv_free_ char **words = NULL, **parsed = NULL;
+
+	if (!*value)
+		return config_parse_strv(ctx, value, data);
+	if (strv_split(value, &words) < 0)
+		return log_oom();
+	for (char **w = words; *w; w++) {
+		_cleanup_free_ char *root = NULL, *item = NULL;
+		VerifyPolicy p;
+		int r;
+
+		r = verify_root_policy_parse(*w, &root, &p);
+		if (r == -ENOMEM)
+			return log_oom();
+		if (r < 0)
+			return config_log_invalid(ctx, *w, "expected <absolute root>:off|warn|enforce");
+		if (asprintf(&item, "%s:%s", root, verify_policy_to_string(p)) < 0 ||
+		    strv_extend(&parsed, item) < 0)
+			return log_oom();
+	}
+	for (char **p = parsed; p && *p; p++)
+		if (strv_extend(list, *p) < 0)
+			return log_oom();
+	return 0;
+}
+
 /* Every setting. New keys (and sections) need one line here and a parser. */
 static const ConfigItem config_items[] = {
 	{ "Firmware", "SearchPath",       config_parse_search_path,  offsetof(Config, search_path) },
@@ -315,6 +384,16 @@ static const ConfigItem config_items[] = {
 	{ "Service",  "Workers",          config_parse_workers,      offsetof(Config, workers) },
 	{ "Service",  "EventSource",      config_parse_event_source, offsetof(Config, event_source) },
 	{ "Service",  "TimeoutMarginSec", config_parse_timespan,     offsetof(Config, timeout_margin) },
+	{ "Sleep",    "PrewarmFirmware",  config_parse_strv,         offsetof(Config, prewarm_firmware) },
+	{ "Sleep",    "PrewarmMemoryMax", config_parse_size,         offsetof(Config, prewarm_memory_max) },
+	{ "Sleep",    "PrewarmTimeoutSec", config_parse_timespan,    offsetof(Config, prewarm_timeout) },
+	{ "Sleep",    "ResumeFirmwareTimeoutSec", config_parse_timespan, offsetof(Config, resume_firmware_timeout) },
+	{ "Sleep",    "CacheReleaseSec",  config_parse_timespan,     offsetof(Config, cache_release) },
+	{ "Sleep",    "DeferMaxSec",      config_parse_timespan,     offsetof(Config, defer_max) },
+	{ "Module",   "Mode",             config_parse_companion_mode, offsetof(Config, companion_mode) },
+	{ "Integrity", "Policy",          config_parse_verify_policy, offsetof(Config, integrity_policy) },
+	{ "Integrity", "RootPolicy",      config_parse_root_policy,  offsetof(Config, integrity_root_policy) },
+	{ "Integrity", "Manifest",        config_parse_search_path,  offsetof(Config, integrity_manifests) },
 };
 
 static const ConfigItem *config_item_find(const char *section, const char *key)
@@ -344,6 +423,9 @@ Config *config_free(Config *c)
 		return NULL;
 	strv_free(c->search_path);
 	strv_free(c->optional_firmware);
+	strv_free(c->prewarm_firmware);
+	strv_free(c->integrity_root_policy);
+	strv_free(c->integrity_manifests);
 	return mfree(c);
 }
 

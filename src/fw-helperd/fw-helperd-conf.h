@@ -5,6 +5,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "fw-helperd-kmod.h"
+#include "fw-helperd-verify.h"
 #include "macro.h"
 #include "util.h"
 
@@ -37,6 +39,22 @@ typedef struct Config {
 	unsigned workers;		/* Workers=: concurrent requests (4) */
 	EventSource event_source;	/* EventSource=: udev | kernel | none */
 	usec_t timeout_margin;		/* TimeoutMarginSec=: answer or abort this long before the kernel gives up (1s) */
+
+	/* [Sleep] (fw-helperd-sleep.h) */
+	char **prewarm_firmware;	/* PrewarmFirmware=: names held in memory across suspend, asked for or not */
+	uint64_t prewarm_memory_max;	/* PrewarmMemoryMax=: most memory the cache may hold (128M) */
+	usec_t prewarm_timeout;		/* PrewarmTimeoutSec=: longest prewarm may delay suspend (3s) */
+	usec_t resume_firmware_timeout;	/* ResumeFirmwareTimeoutSec=: kernel fallback timeout while resuming (120s; 0: unchanged) */
+	usec_t cache_release;		/* CacheReleaseSec=: memory kept after resume (30s) */
+	usec_t defer_max;		/* DeferMaxSec=: longest wait for the file systems after resume or at boot (30s) */
+
+	/* [Module] */
+	CompanionMode companion_mode;	/* Mode=: off | if-available | required (if-available) */
+
+	/* [Integrity] (fw-helperd-verify.c) */
+	VerifyPolicy integrity_policy;	/* Policy=: off | warn | enforce, for every root (off) */
+	char **integrity_root_policy;	/* RootPolicy=: "<root>:<policy>" overrides, root normalised */
+	char **integrity_manifests;	/* Manifest=: absolute paths of manifest files */
 } Config;
 
 /* A Config with every default set. */

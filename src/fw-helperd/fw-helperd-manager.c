@@ -11,6 +11,7 @@
 
 #include "config.h"
 #include "fw-helperd-bus.h"
+#include "fw-helperd-kmod.h"
 #include "fw-helperd-manager.h"
 #include "fw-helperd-messages.h"
 #include "fw-helperd-name.h"
@@ -50,10 +51,14 @@ int manager_new(const ManagerOptions *options, Manager **ret)
 		m->options.sysfs_root = "/sys";
 
 	r = config_load(m->options.config_file, m->options.config_dropin_dir, &m->config);
-	if (r < 0)
-		return log_error_errno(r, "Refusing to start with a broken configuration.");
+	if (r < 0) {
+		log_error_errno(r, "Refusing to start with a broken or unreadable configuration: %m");
+		return -EINVAL; /* exit status 78: restarting cannot help */
+	}
 	if (m->options.event_source >= 0)
 		m->config->event_source = m->options.event_source;
+	if (verifier_new(&m->verifier) < 0 || verifier_configure(m->verifier, m->config) < 0)
+		return log_oom();
 
 	uname(&u);
 	m->kernel_release = strdup(u.release);
@@ -92,6 +97,8 @@ Manager *manager_free(Manager *m)
 		r->cancel = true;
 	m->workers = worker_pool_free(m->workers);
 	m->sleep = sleep_free(m->sleep);
+	m->companion = companion_free(m->companion);
+	m->verifier = verifier_free(m->verifier);
 	sd_event_source_disable_unref(m->mountinfo_source);
 	sd_event_source_disable_unref(m->exit_timer);
 	sd_event_source_disable_unref(m->bus_emit);
@@ -160,12 +167,13 @@ static void log_rejected(const RequestInfo *info, const char *reason)
 static int on_deadline(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	Request *req = userdata;
+	Manager *m = req->userdata;
 
 	/* A worker that is streaming notices on its own; one still queued is aborted now. */
 	req->timed_out = true;
 	req->cancel = true;
 	if (req->deferred)
-		sleep_request_deadline(((Manager *)req->userdata)->sleep, req); /* to a worker, which aborts */
+		sleep_request_deadline(m->sleep, req); /* to a worker, which sees cancel and aborts */
 	else if (!req->running)
 		(void)fw_stream_abort(req->sysfs_dir);
 	return 0;
@@ -207,10 +215,13 @@ int manager_submit(Manager *m, const RequestInfo *info)
 	r = request_new(info->name, kobj, info->sysfs_dir, info->devpath, &req);
 	if (r < 0)
 		return log_oom();
+	if (info->age < req->started)
+		req->started -= info->age; /* deadlines count from when the kernel started waiting */
 	r = manager_search_roots(m, &req->roots);
 	if (r < 0)
 		return log_error_errno(r, "Failed to build the firmware search path: %m");
 	req->max_size = m->config->max_size;
+	req->verifier = m->verifier;
 	r = arm_deadline(m, req, info->timeout_sec ?: read_kernel_timeout(m));
 	if (r < 0)
 		return log_error_errno(r, "Failed to arm request deadline: %m");
@@ -307,10 +318,17 @@ static void log_completion(Manager *m, Request *req)
 		log_entry_add(&e, "FW_PATH=%s", req->path);
 		log_entry_add(&e, "FW_SIZE=%" PRIi64, req->bytes);
 		log_entry_add(&e, "FW_COMPRESSION=%s", fw_compression_to_string(req->compression));
+		log_entry_add(&e, "FW_VERIFY=%s", verify_status_to_string(req->verify.status));
 		log_entry_send(&e, LOG_INFO, 0, FW_MESSAGE_SERVED,
 			       "Served firmware %s (%" PRIi64 " bytes) from %s%s in %" PRIu64 " us.",
 			       shown, req->bytes, req->path, req->cached ? " (held in memory)" : "",
 			       req->duration);
+		/* Policy=warn: a second entry, under the MESSAGE_ID operators watch for */
+		add_request_fields(&e, req);
+		verify_log(&req->verify, &e, req->name, req->path, true);
+		return;
+	case REQUEST_UNVERIFIED:
+		verify_log(&req->verify, &e, req->name, req->path, false);
 		return;
 	case REQUEST_MISSING:
 		for (char **t = req->tried; t && *t; t++)
@@ -394,6 +412,9 @@ int manager_reload(Manager *m)
 		sleep_config_changed(m->sleep);
 		log_info("Configuration reloaded.");
 	}
+	/* manifests are read again on the next request, whether the configuration changed or not */
+	if (verifier_configure(m->verifier, m->config) < 0)
+		log_oom();
 	m->state = MANAGER_RUNNING;
 	(void)sd_notify(false, "READY=1");
 	manager_changed(m);
@@ -542,6 +563,12 @@ int manager_run(Manager *m)
 	r = manager_udev_start(m);
 	if (r < 0)
 		return r;
+	/* The module's own loads come back to us as requests: the loop must be up first. */
+	r = companion_new(m->event, m->options.sysfs_root, m->config->companion_mode, &m->companion);
+	if (r < 0) {
+		log_error_errno(r, "The companion module is required (Mode=required) but cannot be used.");
+		return -EINVAL; /* exit status 78, like a broken configuration */
+	}
 	/* Before the scan: a start on a read-only root defers what it finds. */
 	r = sleep_start(m->sleep);
 	if (r < 0)

@@ -8,8 +8,12 @@
 
 #include "fw-helperd-conf.h"
 #include "fw-helperd-request.h"
+#include "fw-helperd-verify.h"
 #include "fw-helperd-worker.h"
 #include "macro.h"
+
+typedef struct Sleep Sleep;
+typedef struct Companion Companion;
 
 typedef enum ManagerState {
 	MANAGER_STARTING,
@@ -56,7 +60,10 @@ typedef struct Manager {
 	sd_event_source *bus_emit;
 
 	WorkerPool *workers;
-	Request *requests;	/* pending: queued or being answered */
+	Sleep *sleep;		/* logind, registry, cache, deferral (fw-helperd-sleep.c) */
+	Companion *companion;	/* the fwh_cache kernel module (fw-helperd-kmod.c) */
+	Verifier *verifier;	/* [Integrity]: manifests and policies (fw-helperd-verify.c) */
+	Request *requests;	/* pending: queued, deferred or being answered */
 	unsigned n_requests;
 	MissingEntry *missing;	/* newest first */
 	unsigned n_missing;
@@ -77,10 +84,13 @@ typedef struct RequestInfo {
 	const char *sysfs_dir;	/* absolute path of the request's directory */
 	const char *devpath;	/* requesting device, may be NULL */
 	unsigned timeout_sec;	/* TIMEOUT= of the uevent, 0 when unknown */
+	usec_t age;		/* how long ago udev first saw it (the kernel's timer runs since) */
 } RequestInfo;
 
 /* Takes a pending request; one already being answered is ignored. */
 int manager_submit(Manager *m, const RequestInfo *info);
+/* Hands a taken request to a worker (the sleep side calls it for deferred ones). */
+int manager_dispatch(Manager *m, Request *req);
 /* Looks for pending requests in sysfs; returns how many were new. */
 int manager_rescan(Manager *m);
 int manager_reload(Manager *m);

@@ -10,6 +10,7 @@ static const char *const result_table[_REQUEST_RESULT_MAX] = {
 	[REQUEST_MISSING] = "missing",	 [REQUEST_REJECTED] = "rejected",
 	[REQUEST_FAILED] = "failed",	 [REQUEST_TIMEOUT] = "timeout",
 	[REQUEST_GONE] = "gone",	 [REQUEST_CANCELLED] = "cancelled",
+	[REQUEST_UNVERIFIED] = "unverified",
 };
 
 const char *request_result_to_string(RequestResult r)
@@ -46,6 +47,8 @@ Request *request_free(Request *r)
 	if (!r)
 		return NULL;
 	sd_event_source_disable_unref(r->deadline_source);
+	sd_event_source_disable_unref(r->defer_source);
+	cached_blob_unref(r->cached);
 	free(r->name);
 	free(r->kobj);
 	free(r->sysfs_dir);
@@ -53,6 +56,7 @@ Request *request_free(Request *r)
 	free(r->path);
 	strv_free(r->roots);
 	strv_free(r->tried);
+	verify_check_done(&r->verify);
 	free(r);
 	return NULL;
 }
@@ -72,6 +76,7 @@ static RequestResult result_from_error(const Request *r, int error)
 void request_run(Request *r)
 {
 	_cleanup_(fw_blob_freep) FwBlob *blob = NULL;
+	const FwBlob *serve;
 	int64_t n;
 	int e;
 
@@ -83,21 +88,42 @@ void request_run(Request *r)
 		r->result = REQUEST_CANCELLED;
 		goto out;
 	}
+	if (r->cached) {
+		/* held in memory: the loop's reference keeps it alive until request_free() */
+		serve = r->cached->blob;
+		goto found;
+	}
 	e = fw_blob_open(r->roots, r->name, r->max_size, &blob, &r->tried);
 	if (e < 0) {
 		r->error = e;
 		r->result = e == -ENOENT ? REQUEST_MISSING : REQUEST_FAILED;
+		/* the candidate that failed is the last one looked at */
+		if (e != -ENOENT && r->tried && *r->tried)
+			r->path = strdup(r->tried[strv_length(r->tried) - 1]);
 		if (fw_stream_abort(r->sysfs_dir) < 0)
 			r->result = REQUEST_GONE;
 		goto out;
 	}
-	r->path = strdup(blob->path);
-	r->compression = blob->compression;
+	serve = blob;
+found:
+	r->path = strdup(serve->path);
+	r->compression = serve->compression;
 
-	n = fw_stream_serve(r->sysfs_dir, blob, r->deadline, &r->cancel, NULL);
+	/* under enforce, nothing unverified reaches the kernel: refused before "1" or "0" */
+	e = verify_begin(r->verifier, r->roots, r->name, serve, &r->verify);
+	if (e < 0) {
+		r->error = e;
+		r->result = e == -EACCES ? REQUEST_UNVERIFIED : REQUEST_FAILED;
+		if (fw_stream_abort(r->sysfs_dir) < 0)
+			r->result = REQUEST_GONE;
+		goto out;
+	}
+	n = fw_stream_serve(r->sysfs_dir, serve, r->deadline, &r->cancel,
+			    verify_stream_ops(&r->verify));
 	if (n < 0) {
 		r->error = (int)n;
-		r->result = result_from_error(r, (int)n);
+		r->result = verify_check_refused(&r->verify) ? REQUEST_UNVERIFIED :
+							       result_from_error(r, (int)n);
 		goto out;
 	}
 	r->bytes = n;

@@ -6,7 +6,9 @@
 #include <stdint.h>
 #include <systemd/sd-event.h>
 
+#include "fw-helperd-cache.h"
 #include "fw-helperd-loader.h"
+#include "fw-helperd-verify.h"
 #include "macro.h"
 #include "util.h"
 
@@ -19,6 +21,7 @@ typedef enum RequestResult {
 	REQUEST_TIMEOUT,	/* our deadline passed before the kernel's: "-1" */
 	REQUEST_GONE,		/* the kernel dropped it under us (timed out, device removed) */
 	REQUEST_CANCELLED,	/* the daemon stopped before it could answer: "-1" */
+	REQUEST_UNVERIFIED,	/* refused by [Integrity] Policy=enforce: "-1" */
 	_REQUEST_RESULT_MAX,
 } RequestResult;
 
@@ -43,6 +46,12 @@ typedef struct Request {
 	bool timed_out;		/* the deadline fired (loop only) */
 	sd_event_source *deadline_source;
 	void *userdata;
+	CachedBlob *cached;	/* set by the loop: serve this, touching no file system at all */
+	Verifier *verifier;	/* set by the loop (the manager's, outlives the request), or NULL */
+	bool deferred;		/* held back until the file systems are back (loop only) */
+	usec_t deferred_since;	/* CLOCK_MONOTONIC */
+	usec_t deferred_usec;	/* how long it was held back */
+	sd_event_source *defer_source;	/* ends the wait in time for the deadline */
 
 	/* (worker) */
 	RequestResult result;
@@ -51,6 +60,7 @@ typedef struct Request {
 	char *path;		/* the file served */
 	FwCompression compression;
 	char **tried;		/* every path looked at, when missing */
+	VerifyCheck verify;	/* the manifest check of the blob found */
 	usec_t duration;
 
 	struct Request *next;

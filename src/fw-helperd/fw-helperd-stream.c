@@ -173,6 +173,12 @@ static bool stream_request_replaced(const char *sysfs_dir, const struct stat *ol
 	return st.st_dev != old->st_dev || st.st_ino != old->st_ino;
 }
 
+static void stream_observe(const FwStreamOps *ops, uint64_t offset, const void *buf, size_t len)
+{
+	if (ops && ops->observe)
+		ops->observe(ops->userdata, offset, buf, len);
+}
+
 static int stream_buffer(const FwStreamOps *ops, int data_fd, const FwBlob *blob,
 			 usec_t deadline, const atomic_bool *cancel)
 {
@@ -186,6 +192,7 @@ static int stream_buffer(const FwStreamOps *ops, int data_fd, const FwBlob *blob
 		r = stream_check_interrupt(deadline, cancel);
 		if (r < 0)
 			return r;
+		stream_observe(ops, (uint64_t)(p - (const uint8_t *)blob->data), p, n);
 		r = write_full(ops, data_fd, p, n);
 		if (r < 0)
 			return r;
@@ -239,6 +246,7 @@ static int stream_file_read_write(const FwStreamOps *ops, int data_fd, const FwB
 		}
 		if (n == 0)
 			return -ESTALE;	/* it shrank: never hand the kernel a truncated image */
+		stream_observe(ops, *offset, buf, (size_t)n);
 		r = write_full(ops, data_fd, buf, (size_t)n);
 		if (r < 0)
 			return r;
@@ -286,7 +294,7 @@ static int stream_file(const FwStreamOps *ops, int data_fd, const FwBlob *blob,
 	uint64_t offset = 0;
 	int r;
 
-	if (ops && ops->sendfile) {
+	if (ops && ops->sendfile && !ops->observe) {
 		r = stream_file_sendfile(data_fd, blob, deadline, cancel, &offset);
 		if ((r == -EINVAL || r == -ENOSYS) && offset == 0) {
 			log_debug_errno(r, "sendfile() into 'data' refused, using read/write: %m");
@@ -322,6 +330,11 @@ static int64_t stream_serve_request(const StreamRequest *req, const char *sysfs_
 		r = stream_file(ops, req->data_fd, blob, deadline, cancel);
 	if (r < 0)
 		goto abort;
+	if (ops && ops->precommit) {
+		r = ops->precommit(ops->userdata);
+		if (r < 0)
+			goto abort;
+	}
 
 	/* No deadline check here: the image is complete, committing takes one write. */
 	r = loading_write(ops, req, "0");

@@ -17,8 +17,16 @@ typedef struct FwStreamOps {
 	ssize_t (*pread)(int fd, void *buf, size_t len, off_t offset);
 	/* Try sendfile() from a file blob into data first (bypasses the two hooks above),
 	 * falling back to pread()/write() when the kernel refuses it (EINVAL, ENOSYS).
-	 * Works on 6.1 and 6.12; off by default (NULL ops) until the VM suite has timed it. */
+	 * Works on 6.1 and 6.12; off by default (NULL ops) until the VM suite has timed it.
+	 * Ignored when observe is set: the data must pass through our hands to be seen. */
 	bool sendfile;
+	/* Sees every byte of the image in order as it goes into data, once (offset 0 again
+	 * means the request was replaced and the stream starts over). */
+	void (*observe)(void *userdata, uint64_t offset, const void *buf, size_t len);
+	/* Called with the image complete, before the final "0": a negative errno aborts the
+	 * request with "-1" instead of committing it, and is returned. */
+	int (*precommit)(void *userdata);
+	void *userdata;
 } FwStreamOps;
 
 /*

@@ -4,17 +4,27 @@
 #include <libgen.h>
 #include <libudev.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "fw-helperd-manager.h"
 #include "fw-helperd-name.h"
+#include "fw-helperd-sleep.h"
 #include "fw-helperd-udev.h"
 #include "log.h"
 
 /* udev property an admin sets on a request to keep fw-helperd away from it (rules.d/). */
 #define IGNORE_PROPERTY "FW_HELPERD_IGNORE"
+
+/* Exactly "1" excludes, as the rule in rules.d/50-firmware.rules tests it. */
+static bool is_excluded(struct udev_device *d)
+{
+	const char *v = udev_device_get_property_value(d, IGNORE_PROPERTY);
+
+	return v && strcmp(v, "1") == 0;
+}
 
 /*
  * The requesting device of a request directory: the kernel puts the request right under
@@ -66,9 +76,15 @@ static void handle_device(Manager *m, struct udev_device *d)
 	const char *syspath = udev_device_get_syspath(d);
 	_cleanup_free_ char *devpath = NULL;
 
-	if (!action || strcmp(action, "add") != 0 || !name || !syspath)
+	if (action && strcmp(action, "remove") == 0 && udev_device_get_devpath(d)) {
+		/* a device firmware was served to is gone: its names may be no longer needed */
+		sleep_device_removed(m->sleep, udev_device_get_devpath(d));
 		return;
-	if (udev_device_get_property_value(d, IGNORE_PROPERTY)) {
+	}
+	if (!action || strcmp(action, "add") != 0 || !name || !syspath ||
+	    strcmp(udev_device_get_subsystem(d) ?: "", "firmware") != 0)
+		return;
+	if (is_excluded(d)) {
 		log_debug("Ignoring firmware request %s: %s is set.", syspath, IGNORE_PROPERTY);
 		return;
 	}
@@ -78,6 +94,7 @@ static void handle_device(Manager *m, struct udev_device *d)
 		.sysfs_dir = syspath,
 		.devpath = devpath,
 		.timeout_sec = parse_timeout(udev_device_get_property_value(d, "TIMEOUT")),
+		.age = udev_device_get_usec_since_initialized(d),
 	});
 }
 
@@ -125,6 +142,20 @@ int manager_udev_start(Manager *m)
 	return 0;
 }
 
+int manager_udev_watch_subsystem(Manager *m, const char *subsystem)
+{
+	int r;
+
+	if (!m->monitor || !subsystem || strcmp(subsystem, "firmware") == 0)
+		return 0;
+	r = udev_monitor_filter_add_match_subsystem_devtype(m->monitor, subsystem, NULL);
+	if (r >= 0)
+		r = udev_monitor_filter_update(m->monitor);
+	if (r < 0 && r != -EEXIST)
+		return log_debug_errno(r, "Failed to watch %s devices for removal: %m", subsystem);
+	return 0;
+}
+
 void manager_udev_stop(Manager *m)
 {
 	m->monitor_source = sd_event_source_disable_unref(m->monitor_source);
@@ -143,7 +174,7 @@ static bool excluded_by_udev(Manager *m, const char *syspath)
 	d = udev_device_new_from_syspath(m->udev, syspath);
 	if (!d)
 		return false;
-	excluded = udev_device_get_property_value(d, IGNORE_PROPERTY) != NULL;
+	excluded = is_excluded(d);
 	udev_device_unref(d);
 	return excluded;
 }

@@ -6,6 +6,8 @@ typedef struct Manager Manager;
 /* Listens for firmware `add` events: udev's monitor (after rules) or the kernel's netlink. */
 int manager_udev_start(Manager *m);
 void manager_udev_stop(Manager *m);
+/* Also passes remove events of subsystem (of a device firmware was served to). */
+int manager_udev_watch_subsystem(Manager *m, const char *subsystem);
 
 /* Every directory under <sysfs>/class/firmware with a `loading` file is a pending request. */
 int manager_udev_scan(Manager *m);

@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: MIT */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fw-helperd-cache.h"
+
+/* Between two chunks the deadline and the cancel flag are looked at. */
+#define READ_CHUNK (1024 * 1024)
+
+int cached_blob_new(const char *name, FwBlob *blob, CachedBlob **ret)
+{
+	CachedBlob *c;
+
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->name = strdup(name);
+	if (!c->name) {
+		free(c);
+		return -ENOMEM;
+	}
+	atomic_init(&c->n_ref, 1);
+	c->blob = blob;
+	*ret = c;
+	return 0;
+}
+
+CachedBlob *cached_blob_ref(CachedBlob *c)
+{
+	if (c)
+		atomic_fetch_add(&c->n_ref, 1);
+	return c;
+}
+
+CachedBlob *cached_blob_unref(CachedBlob *c)
+{
+	if (!c || atomic_fetch_sub(&c->n_ref, 1) > 1)
+		return NULL;
+	fw_blob_free(c->blob);
+	free(c->name);
+	free(c);
+	return NULL;
+}
+
+int cache_new(uint64_t max_bytes, Cache **ret)
+{
+	Cache *c;
+
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->max_bytes = max_bytes;
+	*ret = c;
+	return 0;
+}
+
+Cache *cache_free(Cache *c)
+{
+	if (!c)
+		return NULL;
+	cache_clear(c);
+	free(c);
+	return NULL;
+}
+
+static CacheEntry *cache_find(Cache *c, const char *name)
+{
+	for (CacheEntry *e = c->entries; e; e = e->next)
+		if (strcmp(e->blob->name, name) == 0)
+			return e;
+	return NULL;
+}
+
+int cache_add(Cache *c, CachedBlob *blob)
+{
+	CacheEntry *e;
+
+	if (cache_find(c, blob->name))
+		return -EEXIST;
+	if (blob->blob->size > c->max_bytes || c->bytes > c->max_bytes - blob->blob->size)
+		return -ENOSPC;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	e->blob = cached_blob_ref(blob);
+	e->next = c->entries;
+	c->entries = e;
+	c->n_entries++;
+	c->bytes += blob->blob->size;
+	return 0;
+}
+
+CachedBlob *cache_get(Cache *c, const char *name)
+{
+	CacheEntry *e = cache_find(c, name);
+
+	if (!e)
+		return NULL;
+	c->hits++;
+	return cached_blob_ref(e->blob);
+}
+
+bool cache_contains(Cache *c, const char *name)
+{
+	return cache_find(c, name) != NULL;
+}
+
+uint64_t cache_clear(Cache *c)
+{
+	uint64_t bytes = c->bytes;
+
+	for (CacheEntry *e = c->entries, *next; e; e = next) {
+		next = e->next;
+		cached_blob_unref(e->blob);
+		free(e);
+	}
+	c->entries = NULL;
+	c->n_entries = 0;
+	c->bytes = 0;
+	c->hits = 0;
+	return bytes;
+}
+
+static bool interrupted(usec_t deadline, const atomic_bool *cancel, int *ret)
+{
+	if (cancel && atomic_load(cancel))
+		*ret = -ECANCELED;
+	else if (deadline != USEC_INFINITY && now_usec(CLOCK_MONOTONIC) >= deadline)
+		*ret = -ETIME;
+	else
+		return false;
+	return true;
+}
+
+int fw_blob_read_into_memory(FwBlob *b, usec_t deadline, const atomic_bool *cancel)
+{
+	_cleanup_free_ uint8_t *data = NULL;
+	struct stat st;
+	size_t done = 0;
+	int r;
+
+	if (b->data || b->fd < 0)
+		return 0;
+	data = malloc(MAX(b->size, (size_t)1));
+	if (!data)
+		return -ENOMEM;
+	while (done < b->size) {
+		size_t want = MIN(b->size - done, (size_t)READ_CHUNK);
+		ssize_t n;
+
+		if (interrupted(deadline, cancel, &r))
+			return r;
+		n = pread(b->fd, data + done, want, (off_t)done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -ESTALE; /* shrank under us */
+		done += (size_t)n;
+	}
+	if (fstat(b->fd, &st) < 0)
+		return -errno;
+	if (st.st_size != b->st.st_size || st.st_mtim.tv_sec != b->st.st_mtim.tv_sec ||
+	    st.st_mtim.tv_nsec != b->st.st_mtim.tv_nsec)
+		return -ESTALE;
+	b->data = TAKE_PTR(data);
+	b->fd = safe_close(b->fd);
+	return 0;
+}

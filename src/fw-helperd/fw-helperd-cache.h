@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "fw-helperd-loader.h"
+#include "macro.h"
+#include "util.h"
+
+/*
+ * Firmware held in memory across suspend. A CachedBlob is reference-counted (atomically:
+ * the last reference may be dropped by a worker thread), so a request streaming from one
+ * never sees it freed when the cache is released meanwhile. The Cache itself lives on the
+ * event loop only.
+ */
+typedef struct CachedBlob {
+	atomic_uint n_ref;
+	char *name;
+	FwBlob *blob;	/* data in memory (fd closed): serving it touches no file system */
+} CachedBlob;
+
+CachedBlob *cached_blob_ref(CachedBlob *c);
+CachedBlob *cached_blob_unref(CachedBlob *c);
+DEFINE_TRIVIAL_CLEANUP_FUNC(CachedBlob *, cached_blob_unref);
+
+/* Wraps blob (taken on success, with one reference for the caller). */
+int cached_blob_new(const char *name, FwBlob *blob, CachedBlob **ret);
+
+typedef struct CacheEntry {
+	CachedBlob *blob;
+	struct CacheEntry *next;
+} CacheEntry;
+
+typedef struct Cache {
+	CacheEntry *entries;
+	unsigned n_entries;
+	uint64_t bytes;		/* held by the cache (blobs still streaming after a clear are not) */
+	uint64_t max_bytes;	/* PrewarmMemoryMax= */
+	uint64_t hits;		/* served from memory since the last clear */
+} Cache;
+
+int cache_new(uint64_t max_bytes, Cache **ret);
+Cache *cache_free(Cache *c);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Cache *, cache_free);
+
+/* Adds a reference to blob: -EEXIST when the name is held already, -ENOSPC when it does not fit. */
+int cache_add(Cache *c, CachedBlob *blob);
+/* A new reference to name's blob, or NULL; counts a hit. */
+CachedBlob *cache_get(Cache *c, const char *name);
+bool cache_contains(Cache *c, const char *name);
+/* Drops every entry; returns the bytes it held. Blobs in use live on until unreferenced. */
+uint64_t cache_clear(Cache *c);
+
+/*
+ * Turns a blob that still reads from its file into one held in memory: reads it in chunks
+ * (checking deadline on CLOCK_MONOTONIC and *cancel in between), checks the file did not
+ * change meanwhile, and closes the file. Blobs already in memory are left as they are.
+ * Returns 0, -ETIME, -ECANCELED, -ESTALE or another negative errno.
+ */
+int fw_blob_read_into_memory(FwBlob *b, usec_t deadline, const atomic_bool *cancel);

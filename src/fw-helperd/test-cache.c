@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: MIT */
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fw-helperd-cache.h"
+#include "macro.h"
+#include "util.h"
+
+static unsigned n_failed;
+
+static void check(bool ok, const char *what)
+{
+	printf("%s - %s\n", ok ? "ok" : "FAIL", what);
+	if (!ok)
+		n_failed++;
+}
+
+static FwBlob *memory_blob(size_t size, uint8_t fill)
+{
+	FwBlob *b = calloc(1, sizeof(*b));
+
+	b->fd = -EBADF;
+	b->path = strdup("/lib/firmware/test.bin");
+	b->data = malloc(size);
+	memset(b->data, fill, size);
+	b->size = size;
+	return b;
+}
+
+static CachedBlob *new_cached(const char *name, size_t size)
+{
+	CachedBlob *c = NULL;
+
+	if (cached_blob_new(name, memory_blob(size, 0x5a), &c) < 0)
+		return NULL;
+	return c;
+}
+
+static void test_refcount(void)
+{
+	_cleanup_(cache_freep) Cache *c = NULL;
+	CachedBlob *a = new_cached("a.bin", 100), *in_use;
+
+	check(cache_new(1000, &c) == 0, "new cache");
+	check(cache_add(c, a) == 0 && c->n_entries == 1 && c->bytes == 100, "added");
+	check(cache_add(c, a) == -EEXIST, "same name twice refused");
+	a = cached_blob_unref(a); /* the cache holds the only reference now */
+
+	in_use = cache_get(c, "a.bin");
+	check(in_use && c->hits == 1, "lookup is a hit");
+	check(!cache_get(c, "b.bin") && c->hits == 1, "miss is not a hit");
+	check(cache_clear(c) == 100 && c->n_entries == 0 && c->bytes == 0, "cleared: 100 bytes");
+	/* a request streaming from it still can */
+	check(in_use && in_use->blob->size == 100 && ((uint8_t *)in_use->blob->data)[99] == 0x5a,
+	      "blob still valid after the cache let go");
+	check(atomic_load(&in_use->n_ref) == 1, "held by the request alone");
+	cached_blob_unref(in_use);
+}
+
+static void test_budget(void)
+{
+	_cleanup_(cache_freep) Cache *c = NULL;
+	_cleanup_(cached_blob_unrefp) CachedBlob *a = new_cached("a", 600), *b = new_cached("b", 500),
+						 *small = new_cached("c", 400);
+
+	check(cache_new(1000, &c) == 0, "new cache");
+	check(cache_add(c, a) == 0, "600 of 1000");
+	check(cache_add(c, b) == -ENOSPC && c->bytes == 600, "500 more does not fit");
+	check(cache_add(c, small) == 0 && c->bytes == 1000, "400 fits exactly");
+	check(cache_contains(c, "c") && !cache_contains(c, "b"), "contents as expected");
+}
+
+static char *temp_file(size_t size)
+{
+	char tmpl[] = "/tmp/test-cache-XXXXXX";
+	int fd = mkstemp(tmpl);
+	uint8_t buf[4096];
+
+	if (fd < 0)
+		return NULL;
+	for (size_t i = 0; i < sizeof(buf); i++)
+		buf[i] = (uint8_t)(i * 7 + 3);
+	for (size_t done = 0; done < size; done += sizeof(buf))
+		if (write(fd, buf, MIN(sizeof(buf), size - done)) < 0)
+			break;
+	close(fd);
+	return strdup(tmpl);
+}
+
+static FwBlob *file_blob(const char *path)
+{
+	FwBlob *b = calloc(1, sizeof(*b));
+
+	b->path = strdup(path);
+	b->fd = open(path, O_RDONLY | O_CLOEXEC);
+	fstat(b->fd, &b->st);
+	b->size = (size_t)b->st.st_size;
+	return b;
+}
+
+static void test_read_into_memory(void)
+{
+	size_t size = 3 * 1024 * 1024 + 17;
+	_cleanup_free_ char *path = temp_file(size);
+	_cleanup_(fw_blob_freep) FwBlob *b = NULL, *late = NULL, *cancelled = NULL, *changed = NULL;
+	atomic_bool cancel = true;
+	bool same;
+	int fd;
+
+	check(path != NULL, "temporary firmware");
+	b = file_blob(path);
+	check(fw_blob_read_into_memory(b, USEC_INFINITY, NULL) == 0, "read whole");
+	same = b->data && ((uint8_t *)b->data)[size - 1] == (uint8_t)(((size - 1) % 4096) * 7 + 3);
+	check(b->fd < 0 && b->size == size && same, "in memory, file closed, last byte right");
+
+	late = file_blob(path);
+	check(fw_blob_read_into_memory(late, 1, NULL) == -ETIME && !late->data,
+	      "past deadline: -ETIME, nothing kept");
+	cancelled = file_blob(path);
+	check(fw_blob_read_into_memory(cancelled, USEC_INFINITY, &cancel) == -ECANCELED,
+	      "cancelled: -ECANCELED");
+
+	changed = file_blob(path);
+	fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	check(fd >= 0 && write(fd, "x", 1) == 1, "file grows meanwhile");
+	safe_close(fd);
+	check(fw_blob_read_into_memory(changed, USEC_INFINITY, NULL) == -ESTALE, "changed: -ESTALE");
+	unlink(path);
+}
+
+int main(void)
+{
+	test_refcount();
+	test_budget();
+	test_read_into_memory();
+	printf("%u failed\n", n_failed);
+	return n_failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
