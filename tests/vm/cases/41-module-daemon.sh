@@ -23,7 +23,9 @@ systemctl restart fw-helperd
 fwh_wait_active
 fwctl status | grep -qi module || note "status does not mention the module"
 lsmod | grep -q '^fwh_cache' || fail "fw-helperd did not load fwh_cache"
-fwctl list | grep -q 'fwh-test/resume.bin' || { fwctl list; fail "hint from MODULE_FIRMWARE not listed"; }
+# the hint scan runs off the loop after start
+wait_until 15 sh -c "fwctl list | grep -q fwh-test/resume.bin" \
+	|| { fwctl list; fail "hint from MODULE_FIRMWARE not listed"; }
 
 # cycle: a full device suspend/resume through logind (PrepareForSleep, the daemon's lock).
 cycle() {
