@@ -58,8 +58,12 @@ if ninja -C build-fuzz src/fw-helperd/fuzz-name src/fw-helperd/fuzz-conf \
 		mkdir -p "$seeds"
 		# the kept crashers and seeds run first, as regression inputs
 		"build-fuzz/src/fw-helperd/$target" -max_total_time="${FWH_FUZZ_SECONDS:-30}" \
-			-max_len=4096 -artifact_prefix="$corpus/" "$corpus" "$seeds" 2>&1 | tail -n 3
-		count "$target" "${PIPESTATUS[0]}"
+			-max_len=4096 -artifact_prefix="$top/build-fuzz/$target-" "$corpus" "$seeds" 2>&1 \
+			| tail -n 3
+		status=${PIPESTATUS[0]}
+		# a crasher is kept in build-fuzz/; add it to tests/fuzz/<target>/ once fixed
+		[ "$status" -eq 0 ] || ls "$top/build-fuzz/$target-"* 2>/dev/null
+		count "$target" "$status"
 		rm -rf "$corpus"
 	done
 else
