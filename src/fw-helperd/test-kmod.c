@@ -3,19 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests.h"
+
 #include "fw-helperd-kmod.h"
 
-static int failures;
-
-#define CHECK(cond)                                                            \
-	do {                                                                   \
-		if (cond) {                                                    \
-			printf("ok   %s\n", #cond);                            \
-		} else {                                                       \
-			printf("FAIL %s (%s:%d)\n", #cond, __FILE__, __LINE__); \
-			failures++;                                            \
-		}                                                              \
-	} while (0)
 
 static void test_parse(void)
 {
@@ -70,5 +61,5 @@ int main(void)
 	test_parse();
 	test_modes();
 	test_unavailable();
-	return failures ? EXIT_FAILURE : EXIT_SUCCESS;
+	return test_failures ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -3,22 +3,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests.h"
+
 #include "json.h"
 #include "sha256.h"
 #include "macro.h"
 #include "util.h"
 
-static int failures;
-
-#define CHECK(cond)                                                            \
-	do {                                                                   \
-		if (cond) {                                                    \
-			printf("ok   %s\n", #cond);                            \
-		} else {                                                       \
-			printf("FAIL %s (%s:%d)\n", #cond, __FILE__, __LINE__); \
-			failures++;                                            \
-		}                                                              \
-	} while (0)
 
 static void test_parse(void)
 {
@@ -124,5 +115,5 @@ int main(void)
 	test_parse();
 	test_strings();
 	test_json();
-	return failures ? EXIT_FAILURE : EXIT_SUCCESS;
+	return test_failures ? EXIT_FAILURE : EXIT_SUCCESS;
 }

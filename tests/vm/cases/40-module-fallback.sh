@@ -5,56 +5,7 @@
 # when the kernel runs it (force_sysfs_fallback); this case answers it the way
 # fw-helperd would. Then: unload waits for a load still in flight.
 
-# Shared by the 40-module-* cases; kept inline because the bed runs every
-# file in cases/ as a case.
-. /usr/lib/fwh-vmtest/lib.sh
-
-FWH_MODDIR=$FWH_VMTEST_DIR/modules
-FWH_FC=/sys/kernel/fwh_cache
-[ -f "$FWH_MODDIR/fwh_cache.ko" ] || skip "fwh_cache.ko is not in this payload"
-
-# load_fwh_cache [PARAM=VALUE...]: a fresh fwh_cache, unloaded at exit.
-load_fwh_cache() {
-	rmmod fwh_cache 2>/dev/null
-	insmod "$FWH_MODDIR/fwh_cache.ko" "$@" || fail "insmod fwh_cache $*"
-	at_exit "rmmod fwh_cache 2>/dev/null || :"
-}
-
-# write_fmt FILE FORMAT: printf FORMAT (escapes allowed, even \000) into FILE
-# in a single write(); on failure prints the error text and returns 1.
-write_fmt() {
-	# shellcheck disable=SC2059
-	_fwh_out=$(printf -- "$2" | dd of="$1" bs=65536 2>&1) && return 0
-	echo "$_fwh_out" | sed -n 's/.*error writing[^:]*: //p'
-	return 1
-}
-
-# entry NAME: "<state> <size> <error>" of NAME in entries, empty if absent.
-entry() {
-	awk -v n="$1" '{ l = $0; sub(/^[^ ]+ [^ ]+ [^ ]+ /, "", l); if (l == n) print $1, $2, $3 }' \
-		"$FWH_FC/entries"
-}
-
-entry_is() { [ "$(entry "$1")" = "$2" ]; }
-
-# wait_entry TIMEOUT_S NAME EXPECTED
-wait_entry() {
-	wait_until "$1" entry_is "$2" "$3" || fail "entry $2: '$(entry "$2")', expected '$3'"
-}
-
-# dmesg_time REGEX: seconds (dmesg's clock) of the last kernel line matching.
-dmesg_time() {
-	dmesg | grep -E "$1" | tail -n 1 | sed -n 's/^\[ *\([0-9]*\.[0-9]*\)\].*/\1/p'
-}
-
-# check_dmesg: no warning, oops or BUG since this case started.
-check_dmesg() {
-	dmesg | sed -n "/fwh-vmtest: starting $FWH_CASE\$/,\$p" >"$FWH_CASE_TMP/dmesg"
-	if grep -E 'WARNING:|BUG:|Oops|general protection|refcount_t|list_del corruption|kobject.*already' \
-		"$FWH_CASE_TMP/dmesg"; then
-		fail "kernel complained, see above"
-	fi
-}
+. /usr/lib/fwh-vmtest/module.sh
 
 load_fwh_cache
 old_force=$(cat "$FWH_FW_CONFIG/force_sysfs_fallback")
