@@ -35,12 +35,12 @@ typedef enum SleepState {
 const char *sleep_state_to_string(SleepState s);
 SleepState sleep_state_from_string(const char *s);
 
-/* The [Sleep] settings (fw-helperd.conf(5)). */
+/* The [Sleep] settings (fw-helperd.conf(5)), taken from the Config at start and on reload. */
 typedef struct SleepSettings {
 	char **prewarm_firmware;	/* PrewarmFirmware=: names needed across suspend, asked for or not */
 	uint64_t prewarm_memory_max;	/* PrewarmMemoryMax=: ceiling of the memory held (128M) */
 	usec_t prewarm_timeout;		/* PrewarmTimeoutSec=: how long prewarm may delay suspend (3s) */
-	unsigned resume_firmware_timeout; /* ResumeFirmwareTimeoutSec=: kernel fallback timeout while resuming (120) */
+	unsigned resume_firmware_timeout; /* ResumeFirmwareTimeoutSec=, in whole seconds (120; 0: unchanged) */
 	usec_t cache_release;		/* CacheReleaseSec=: memory kept after resume (30s) */
 	usec_t defer_max;		/* DeferMaxSec=: the longest a request waits for the file systems (30s) */
 } SleepSettings;

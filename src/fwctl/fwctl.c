@@ -41,6 +41,9 @@ typedef struct Status {
 	uint32_t in_flight;
 	char **search_path;
 	char **missing_firmware;
+	char *sleep_state;
+	uint32_t cache_entries;
+	uint64_t cache_bytes;
 } Status;
 
 typedef struct PropertyMap {
@@ -61,6 +64,9 @@ static const PropertyMap status_properties[] = {
 	{ "InFlight", "u", offsetof(Status, in_flight) },
 	{ "SearchPath", "as", offsetof(Status, search_path) },
 	{ "MissingFirmware", "as", offsetof(Status, missing_firmware) },
+	{ "SleepState", "s", offsetof(Status, sleep_state) },
+	{ "CacheEntries", "u", offsetof(Status, cache_entries) },
+	{ "CacheBytes", "t", offsetof(Status, cache_bytes) },
 };
 
 static void status_done(Status *s)
@@ -70,6 +76,7 @@ static void status_done(Status *s)
 	free(s->event_source);
 	strv_free(s->search_path);
 	strv_free(s->missing_firmware);
+	free(s->sleep_state);
 	*s = (Status){};
 }
 
@@ -269,6 +276,9 @@ static void print_status(const Status *s)
 	print_u64("In flight", s->in_flight);
 	print_list("Search path", s->search_path, "(none)");
 	print_list("Missing firmware", s->missing_firmware, "(none)");
+	print_field("Sleep state", s->sleep_state);
+	printf("%*s: %" PRIu32 " images, %" PRIu64 " bytes (%s)\n", KEY_WIDTH, "Held in memory",
+	       s->cache_entries, s->cache_bytes, format_bytes(bytes, sizeof(bytes), s->cache_bytes));
 }
 
 static int verb_status_json(sd_bus *bus)
@@ -352,6 +362,154 @@ static int verb_rescan(sd_bus *bus, int argc, char *argv[])
 	return 0;
 }
 
+static int print_prewarm_json(uint32_t entries, uint64_t bytes)
+{
+	_cleanup_free_ char *text = NULL;
+	JsonWriter w;
+	int r;
+
+	r = json_writer_init(&w);
+	if (r < 0)
+		return log_oom();
+	json_object_begin(&w);
+	json_key(&w, "cache_entries");
+	json_uint(&w, entries);
+	json_key(&w, "cache_bytes");
+	json_uint(&w, bytes);
+	json_object_end(&w);
+	r = json_writer_finish(&w, &text);
+	if (r < 0)
+		return log_oom();
+	puts(text);
+	return 0;
+}
+
+static int verb_prewarm(sd_bus *bus, int argc, char *argv[])
+{
+	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+	_cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+	uint32_t entries;
+	uint64_t bytes;
+	char size[32];
+	int r;
+
+	r = call_daemon(bus, BUS_INTERFACE, "Prewarm", &error, &reply, NULL);
+	if (r >= 0)
+		r = sd_bus_message_read(reply, "ut", &entries, &bytes);
+	if (r < 0)
+		return log_bus_error(r, &error, "prewarm firmware");
+	if (arg_json)
+		return print_prewarm_json(entries, bytes);
+	printf("Holding %" PRIu32 " firmware image%s in memory (%s).\n", entries,
+	       entries == 1 ? "" : "s", format_bytes(size, sizeof(size), bytes));
+	return 0;
+}
+
+/* One entry of ListFirmware(): (name, size, source, devices). */
+typedef struct FirmwareEntry {
+	const char *name;
+	uint64_t size;
+	const char *source;
+	char **devices;
+} FirmwareEntry;
+
+static int read_firmware_entry(sd_bus_message *reply, FirmwareEntry *e)
+{
+	int r;
+
+	r = sd_bus_message_enter_container(reply, 'r', "stsas");
+	if (r <= 0)
+		return r;
+	r = sd_bus_message_read(reply, "sts", &e->name, &e->size, &e->source);
+	if (r < 0)
+		return r;
+	r = sd_bus_message_read_strv(reply, &e->devices);
+	if (r < 0)
+		return r;
+	r = sd_bus_message_exit_container(reply);
+	return r < 0 ? r : 1;
+}
+
+static void print_firmware_json(JsonWriter *w, const FirmwareEntry *e)
+{
+	json_object_begin(w);
+	json_key(w, "name");
+	json_string(w, e->name);
+	json_key(w, "size");
+	json_uint(w, e->size);
+	json_key(w, "source");
+	json_string(w, e->source);
+	json_key(w, "devices");
+	json_array_begin(w);
+	for (char **d = e->devices; d && *d; d++)
+		json_string(w, *d);
+	json_array_end(w);
+	json_object_end(w);
+}
+
+static void print_firmware(const FirmwareEntry *e)
+{
+	_cleanup_free_ char *name = cescape(e->name);
+	char size[32];
+
+	printf("%-40s %8s  %-18s", name ?: "?", e->size ? format_bytes(size, sizeof(size), e->size) : "-",
+	       e->source);
+	for (char **d = e->devices; d && *d; d++) {
+		_cleanup_free_ char *dev = cescape(*d);
+
+		printf("%s%s", d == e->devices ? " " : ", ", dev ?: "?");
+	}
+	putchar('\n');
+}
+
+static int verb_list(sd_bus *bus, int argc, char *argv[])
+{
+	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+	_cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+	_cleanup_free_ char *text = NULL;
+	JsonWriter w;
+	unsigned n = 0;
+	int r;
+
+	r = call_daemon(bus, BUS_INTERFACE, "ListFirmware", &error, &reply, NULL);
+	if (r >= 0)
+		r = sd_bus_message_enter_container(reply, 'a', "(stsas)");
+	if (r < 0)
+		return log_bus_error(r, &error, "list the firmware fw-helperd keeps track of");
+	if (arg_json && json_writer_init(&w) < 0)
+		return log_oom();
+	if (arg_json)
+		json_array_begin(&w);
+	else
+		printf("%-40s %8s  %-18s %s\n", "NAME", "SIZE", "SOURCE", "DEVICES");
+	for (;;) {
+		FirmwareEntry e = {};
+
+		r = read_firmware_entry(reply, &e);
+		if (r <= 0)
+			break;
+		if (arg_json)
+			print_firmware_json(&w, &e);
+		else
+			print_firmware(&e);
+		strv_free(e.devices);
+		n++;
+	}
+	if (r < 0) {
+		if (arg_json)
+			json_writer_done(&w);
+		return log_error_errno(r, "Bad reply to ListFirmware(): %m");
+	}
+	if (arg_json) {
+		json_array_end(&w);
+		if (json_writer_finish(&w, &text) < 0)
+			return log_oom();
+		puts(text);
+	} else
+		printf("\n%u firmware name%s.\n", n, n == 1 ? "" : "s");
+	return 0;
+}
+
 typedef struct Verb {
 	const char *name;
 	unsigned min_args; /* counting the verb itself */
@@ -365,6 +523,8 @@ static const Verb verbs[] = {
 	{ "status", 1, 1, true, verb_status },
 	{ "reload", 1, 1, false, verb_reload },
 	{ "rescan", 1, 1, false, verb_rescan },
+	{ "list", 1, 1, false, verb_list },
+	{ "prewarm", 1, 1, false, verb_prewarm },
 };
 
 static void help(void)
@@ -376,6 +536,10 @@ static void help(void)
 	       "                         (the default)\n"
 	       "  reload                 Re-read the configuration (root only)\n"
 	       "  rescan                 Answer firmware requests that are pending in sysfs\n"
+	       "                         (root only)\n"
+	       "  list                   Show the firmware needed across suspend: name, size,\n"
+	       "                         source (served, hint, config) and devices\n"
+	       "  prewarm                Read that firmware into memory now, as before sleep\n"
 	       "                         (root only)\n"
 	       "\nOptions:\n"
 	       "  -h --help              Show this help\n"

@@ -104,7 +104,8 @@ def main():
     fx.write(bus_conf, BUS_CONFIG.format(path=bus_path))
     bus = subprocess.Popen(["dbus-daemon", "--config-file=" + bus_conf, "--nofork"])
     wait_for(lambda: os.path.exists(bus_path))
-    env = dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS="unix:path=" + bus_path)
+    env = dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS="unix:path=" + bus_path,
+               RUNTIME_DIRECTORY=os.path.join(fx.top, "run"))
     env.pop("JOURNAL_STREAM", None)
 
     def fwctl(*args):
