@@ -35,13 +35,14 @@ fi
 if ninja -C build-test; then
 	meson test -C build-test --print-errorlogs --num-processes 2
 	# one count per meson test, read from meson's own log
-	while read -r name result; do
+	# meson names a test "<project>:<suite> / <name>": the result goes first
+	while read -r result name; do
 		count "meson:$name" "$([ "$result" = OK ] || [ "$result" = SKIP ] && echo 0 || echo 1)"
 	done < <(/usr/bin/python3 -c '
 import json, sys
 for line in open(sys.argv[1]):
     t = json.loads(line)
-    print(t["name"], t["result"])' build-test/meson-logs/testlog.json)
+    print(t["result"], t["name"])' build-test/meson-logs/testlog.json)
 else
 	count "build" 1
 fi

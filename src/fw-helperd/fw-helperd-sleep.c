@@ -598,6 +598,8 @@ static void take_lock(Sleep *s)
 
 static void enter_resume(Sleep *s, const char *why)
 {
+	s->restarted_asleep = false;
+	s->preparing_call = sd_bus_slot_unref(s->preparing_call);
 	if (s->batch)
 		prewarm_finish(s, true);
 	if (s->module_timer)
@@ -659,6 +661,48 @@ static int on_logind_owner(sd_bus_message *message, void *userdata, sd_bus_error
 	return 0;
 }
 
+static int on_preparing_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error)
+{
+	Sleep *s = userdata;
+	int preparing = 0;
+
+	s->preparing_call = sd_bus_slot_unref(s->preparing_call);
+	if (!s->restarted_asleep || s->state != SLEEP_SLEEPING)
+		return 0;
+	if (!sd_bus_message_is_method_error(reply, NULL) &&
+	    sd_bus_message_enter_container(reply, 'v', "b") >= 0)
+		(void)sd_bus_message_read(reply, "b", &preparing);
+	if (preparing) {
+		/* The suspend goes on without us: PrepareForSleep(false) ends it. */
+		log_info("logind is still preparing for sleep, resuming after the system wakes up.");
+		return 0;
+	}
+	enter_resume(s, "restart");
+	return 0;
+}
+
+/* Once the PrepareForSleep match is in place, no signal can slip between the property read
+ * and the match: a restart mid-cycle asks logind whether the suspend is still ahead. */
+static int on_prepare_match_installed(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error)
+{
+	Sleep *s = userdata;
+	int r;
+
+	if (sd_bus_message_is_method_error(reply, NULL))
+		log_warning("Failed to watch PrepareForSleep: %s",
+			    sd_bus_message_get_error(reply)->message ?: "unknown error");
+	if (!s->restarted_asleep || s->preparing_call)
+		return 0;
+	r = sd_bus_call_method_async(s->manager->bus, &s->preparing_call, LOGIND_NAME, LOGIND_PATH,
+				     "org.freedesktop.DBus.Properties", "Get", on_preparing_reply, s,
+				     "ss", LOGIND_INTERFACE, "PreparingForSleep");
+	if (r < 0) {
+		log_warning_errno(r, "Failed to ask logind whether it prepares for sleep: %m");
+		enter_resume(s, "restart");
+	}
+	return 0;
+}
+
 static int watch_logind(Sleep *s)
 {
 	sd_bus *bus = s->manager->bus;
@@ -666,9 +710,12 @@ static int watch_logind(Sleep *s)
 
 	r = sd_bus_match_signal_async(bus, &s->prepare_match, LOGIND_NAME, LOGIND_PATH,
 				      LOGIND_INTERFACE, "PrepareForSleep", on_prepare_for_sleep,
-				      NULL, s);
-	if (r < 0)
+				      on_prepare_match_installed, s);
+	if (r < 0) {
+		if (s->restarted_asleep)
+			enter_resume(s, "restart");
 		return log_warning_errno(r, "Failed to watch PrepareForSleep: %m");
+	}
 	r = sd_bus_add_match_async(bus, &s->owner_match,
 				   "type='signal',sender='org.freedesktop.DBus',"
 				   "path='/org/freedesktop/DBus',interface='org.freedesktop.DBus',"
@@ -733,6 +780,7 @@ Sleep *sleep_free(Sleep *s)
 	worker_pool_free(TAKE_PTR(s->pool));
 	release_lock(s);
 	sd_bus_slot_unref(s->inhibit_call);
+	sd_bus_slot_unref(s->preparing_call);
 	sd_bus_slot_unref(s->prepare_match);
 	sd_bus_slot_unref(s->owner_match);
 	sd_event_source_disable_unref(s->grace_timer);
@@ -771,11 +819,18 @@ int sleep_start(Sleep *s)
 
 	before = load_state(s);
 	if (before == SLEEP_SLEEPING || before == SLEEP_RESUMING || before == SLEEP_PREWARMING) {
-		/* Restarted mid-cycle: what was in memory is gone, the rest of the cycle is not. */
-		log_info("Started in the middle of a suspend cycle (%s), resuming it.",
-			 sleep_state_to_string(before));
+		/* Restarted mid-cycle: what was in memory is gone, the rest of the cycle is not.
+		 * The previous instance handed the raised timeout back on its way out. */
+		log_info("Started in the middle of a suspend cycle (%s).", sleep_state_to_string(before));
 		s->state = SLEEP_SLEEPING;
-		enter_resume(s, "restart");
+		raise_timeout(s);
+		if (s->manager->bus) {
+			/* settled once logind answers; until then requests wait as after resume */
+			s->restarted_asleep = true;
+			defer_begin(s, "resume");
+			defer_check_gate(s);
+		} else
+			enter_resume(s, "restart");
 	} else if (s->saved_timeout > 0) {
 		/* the cycle was over, only the timeout was still raised */
 		restore_timeout(s, true);

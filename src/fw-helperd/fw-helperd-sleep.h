@@ -57,7 +57,8 @@ typedef struct Sleep {
 
 	/* logind */
 	int inhibit_fd;			/* the delay lock while held */
-	sd_bus_slot *inhibit_call, *prepare_match, *owner_match;
+	sd_bus_slot *inhibit_call, *prepare_match, *owner_match, *preparing_call;
+	bool restarted_asleep;		/* restarted mid-cycle: is logind still preparing? */
 
 	PrewarmBatch *batch;		/* the prewarm running, NULL when none */
 	bool hints_running, hints_again;

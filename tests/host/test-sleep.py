@@ -179,6 +179,13 @@ class Bus:
                   "org.freedesktop.login1.Manager", "PrepareForSleep", "b",
                   [self.dbus.Boolean(start)])
 
+    def preparing_for_sleep(self, value):
+        """logind's PreparingForSleep property, as the real one sets it around the signal."""
+        self.call("org.freedesktop.login1", "/org/freedesktop/login1",
+                  "org.freedesktop.DBus.Properties", "Set",
+                  "org.freedesktop.login1.Manager", "PreparingForSleep",
+                  self.dbus.Boolean(value, variant_level=1))
+
     def describe(self):
         try:
             return json.loads(str(self.fwh("Describe")))
@@ -454,6 +461,7 @@ def main():
         fwctl("reload")
 
         # --- daemon killed mid-cycle: the registry and the cycle survive ---
+        bus.preparing_for_sleep(True)
         bus.prepare_for_sleep(True)
         check("sleeping again", wait_for(lambda: sleep_state() == "sleeping"), sleep_state())
         check("timeout raised", read(fx.timeout).strip() == "120", read(fx.timeout))
@@ -464,7 +472,13 @@ def main():
         pending = fx.request("d.bin")
         check("daemon restarts", start_daemon(), daemon_log()[-2000:])
         pid = procs["daemon"].pid
-        check("restart picks up the cycle (resuming)", sleep_state() == "resuming", sleep_state())
+        check("restarted while logind prepares for sleep: still sleeping",
+              wait_for(lambda: sleep_state() == "sleeping") and time.sleep(0.3) is None
+              and sleep_state() == "sleeping", sleep_state())
+        bus.preparing_for_sleep(False)
+        bus.prepare_for_sleep(False)
+        check("the resume after the restart is picked up (resuming)",
+              wait_for(lambda: sleep_state() == "resuming"), sleep_state())
         listed = [str(n) for (n, s, src, devs) in bus.fwh("ListFirmware")]
         check("registry survived the restart", "a.bin" in listed, listed)
         if gate.ok:

@@ -8,6 +8,8 @@
 
 GRACE=30
 sleep_setup "CacheReleaseSec=${GRACE}s" "DeferMaxSec=90s"
+# A restart under TCG can take longer than logind's default 5 s delay.
+longer_sleep_delay 30
 at_exit "rm -f $FWH_FW_DIR/restart-known.bin $FWH_FW_DIR/restart-pending.bin"
 
 make_blob 250000 "$FWH_FW_DIR/restart-known.bin" 231
@@ -18,33 +20,45 @@ cp "$FWH_RUNTIME/registry" registry.before
 listed() { fwctl list 2>&1 | grep -q '^ *restart-known\.bin .*served'; }
 check "fwctl list shows restart-known.bin before the cycle" listed
 
-# 1. Killed after it let the system go, before the kernel suspends.
+# 1. Killed after it let the system go, before the kernel suspends. The root goes
+# read-only first (the late disk of part 2): all inside logind's InhibitDelayMaxSec.
+journal_to_run
 hold_sleep
 journal_mark
 suspend_start
 wait_state 10 sleeping || fail "daemon not 'sleeping' 10 s after systemctl suspend (state '$(sleep_state)')"
+root_ro
 pid1=$(fwh_pid)
+t_kill=$(now_ms)
 kill -9 "$pid1"
 wait_until 20 sh -c "p=\$(systemctl show -p MainPID --value $FWH_UNIT); [ \"\$p\" != 0 ] && [ \"\$p\" != $pid1 ]" \
 	|| fail "fw-helperd was not restarted after SIGKILL"
 wait_until 20 systemctl is-active -q "$FWH_UNIT" || fail "restarted fw-helperd not active"
 pid2=$(fwh_pid)
-info "killed PID $pid1 while 'sleeping'; Restart= brought PID $pid2, state '$(sleep_state)'"
-check "registry intact after SIGKILL" cmp -s "$FWH_RUNTIME/registry" registry.before
-check "fwctl list still shows restart-known.bin" listed
+state2=$(sleep_state)
+preparing=$(busctl get-property org.freedesktop.login1 /org/freedesktop/login1 \
+	org.freedesktop.login1.Manager PreparingForSleep | cut -d' ' -f2)
+suspended=no
+_fwh_journal_has MESSAGE_ID=$MSG_SLEEP_START && suspended=yes
+info "killed PID $pid1 while 'sleeping'; Restart= brought PID $pid2 in $(( $(now_ms) - t_kill )) ms: state '$state2', logind PreparingForSleep $preparing, suspend entered already: $suspended"
 show_locks
-# Stage the late disk for part 2 while the suspend is still held.
-root_ro
+if [ "$preparing" = true ] && [ "$suspended" = no ]; then
+	check "restarted before the suspend (logind still preparing): SleepState not 'resuming' (got '$state2')" \
+		test "$state2" != resuming
+else
+	info "note: the restart was not before the suspend (slow guest); its state is not judged"
+fi
 t_let_go=$(now_ms)
 release_sleep
 wait_resumed 90 || fail "the suspend cycle did not end within 90 s"
-t_sleep=$(entry_usec MESSAGE_ID=$MSG_SLEEP_START)
 info "cycle over $(( $(now_ms) - t_let_go )) ms after we let go"
 journal_since_mark _SYSTEMD_UNIT=systemd-logind.service | grep -i 'timeout is reached' >late.txt
 sed 's/^/  | /' late.txt
 check "the restarted daemon did not hold up the suspend under way (logind's delay timeout)" \
 	sh -c "! grep -q fw-helperd late.txt"
-grep -v fw-helperd late.txt | grep -q . && check_fail "our staging lock ran into InhibitDelayMaxSec"
+grep -v fw-helperd late.txt | grep -q . && info "note: our own staging lock ran into InhibitDelayMaxSec (slow guest)"
+check "registry intact after SIGKILL" cmp -s "$FWH_RUNTIME/registry" registry.before
+check "fwctl list still shows restart-known.bin" listed
 not_locked_by() { ! fwh_locks | grep -qx "$1"; }
 check "no fw-helperd lock leaked from the killed instance (PIDs: $(fwh_locks | tr '\n' ' '))" \
 	not_locked_by "$pid1"

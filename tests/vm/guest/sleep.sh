@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# shellcheck shell=sh
+# shellcheck shell=sh disable=SC2034 # constants and helpers for the cases
 #
 # Helpers for the suspend/resume cases (tests/vm/cases/2x-sleep-*): fw-helperd with
 # the real systemd-logind, suspend cycles through /sys/power/pm_test, a read-only
@@ -13,7 +13,6 @@
 . /usr/lib/fwh-vmtest/lib.sh
 
 # MESSAGE_IDs: src/fw-helperd/fw-helperd-messages.h, and systemd-sleep's own.
-# shellcheck disable=SC2034 # for the cases
 MSG_SERVED=d827878f321d40adab22e4709b89784a
 MSG_DEFERRED=a9537afa11e24994b5c71dcf6fa808ad
 MSG_PREWARMED=1a0e0dd3860049619a5a7827e3849295
@@ -127,39 +126,43 @@ serve() {
 
 ## Journal -----------------------------------------------------------------
 
-# entry_time FIELD PATTERN [AFTER] -- MATCH...: FIELD (e.g. __MONOTONIC_TIMESTAMP, or
-# _SOURCE_MONOTONIC_TIMESTAMP for the kernel's printk time) of the first entry since the
-# mark whose MESSAGE matches the extended regex PATTERN ('' for any) and whose FIELD is
-# above AFTER; empty when none. Fields of an entry come in no fixed order.
-entry_time() {
-	_fwh_f=$1 _fwh_p=$2 _fwh_a=0
-	shift 2
+# journal_export MATCH...: entries since journal_mark in journalctl's export format
+# (binary-safe: not through journal_since_mark's grep). The marker entry itself does not
+# match the matches the cases use.
+journal_export() {
+	journalctl -q -b --no-pager ${FWH_JOURNAL_CURSOR:+--cursor="$FWH_JOURNAL_CURSOR"} -o export "$@"
+}
+
+# entry_usec MATCH...: __MONOTONIC_TIMESTAMP of the first entry since the mark matching;
+# empty when none.
+entry_usec() {
+	journal_export "$@" | sed -n 's/^__MONOTONIC_TIMESTAMP=//p' | head -n1
+}
+# entry_usec_grep PATTERN [AFTER] -- MATCH...: CLOCK_MONOTONIC time (us) of the first entry
+# since the mark whose message matches the extended regex PATTERN, later than AFTER (us).
+# From the short-monotonic text: the kernel's entries carry their printk time there.
+entry_usec_grep() {
+	_fwh_p=$1 _fwh_a=0
+	shift
 	if [ "${1:-}" != -- ]; then _fwh_a=${1:-0}; shift; fi
 	[ "${1:-}" = -- ] && shift
-	journal_since_mark "$@" -o export | awk -v f="$_fwh_f=" -v p="$_fwh_p" -v after="$_fwh_a" '
-		index($0, f) == 1 { t = substr($0, length(f) + 1) }
-		/^MESSAGE=/ { m = substr($0, 9) }
-		/^$/ {
-			if (t != "" && t + 0 > after + 0 && (p == "" || m ~ p)) { print t; exit }
-			t = ""; m = ""
-		}
-		END { if (t != "" && t + 0 > after + 0 && (p == "" || m ~ p)) print t }' | head -n1
-}
-# entry_usec MATCH...: __MONOTONIC_TIMESTAMP of the first entry since the mark matching.
-entry_usec() {
-	entry_time __MONOTONIC_TIMESTAMP '' -- "$@"
-}
-# entry_usec_grep PATTERN MATCH...: the same, for the first whose MESSAGE matches PATTERN.
-entry_usec_grep() {
-	_fwh_p2=$1
-	shift
-	entry_time __MONOTONIC_TIMESTAMP "$_fwh_p2" -- "$@"
+	journal_since_mark "$@" | awk -v p="$_fwh_p" -v after="$_fwh_a" '
+		match($0, /^\[ *[0-9]+\.[0-9]+\]/) {
+			ts = substr($0, 2, RLENGTH - 2)
+			gsub(/ /, "", ts)
+			split(ts, a, ".")
+			t = a[1] * 1000000 + a[2]
+			rest = substr($0, RLENGTH + 2)
+			i = index(rest, ": ")
+			msg = i ? substr(rest, i + 2) : rest
+			if (t > after + 0 && msg ~ p) { printf "%.0f\n", t; exit }
+		}'
 }
 # entry_field FIELD MATCH...: FIELD of the first entry since the mark matching.
 entry_field() {
 	_fwh_f=$1
 	shift
-	journal_since_mark "$@" -o export | sed -n "s/^$_fwh_f=//p" | head -n1
+	journal_export "$@" | sed -n "s/^$_fwh_f=//p" | head -n1
 }
 show_journal() { # the journal since the mark, for the record
 	journal_since_mark "$@" | sed 's/^/  | /'
@@ -199,16 +202,33 @@ hold_sleep() {
 _fwh_our_lock() {
 	COLUMNS=1000 systemd-inhibit --list --no-pager 2>/dev/null | grep -q '^ *fwh-vmtest '
 }
+# longer_sleep_delay SECS: logind waits up to SECS for delay locks (InhibitDelayMaxSec=,
+# 5 s by default) until the case exits: room for slow steps while the suspend is held.
+# logind restarts to read it; the daemon takes its lock from the new one.
+longer_sleep_delay() {
+	mkdir -p /run/systemd/logind.conf.d
+	printf '[Login]\nInhibitDelayMaxSec=%s\n' "$1" >/run/systemd/logind.conf.d/60-vmtest-sleep.conf
+	at_exit "rm -f /run/systemd/logind.conf.d/60-vmtest-sleep.conf; systemctl restart systemd-logind; wait_at_rest 20"
+	systemctl restart systemd-logind || fail "cannot restart systemd-logind"
+	wait_at_rest 20 || { show_locks; fail "daemon did not take its lock from the restarted logind"; }
+}
+
 release_sleep() {
 	touch "$FWH_CASE_TMP/release-sleep"
 	wait "$_fwh_hold_pid" 2>/dev/null
 	return 0
 }
 
-# Read-only root, staged as VM-NOTES says: journald leaves /var first.
-root_ro() {
+# Read-only root, staged as VM-NOTES says: journald leaves /var first (journal_to_run,
+# which may come earlier: it is the slow part), then the remount.
+journal_to_run() {
+	[ -n "${_fwh_journal_in_run:-}" ] && return 0
 	journalctl --relinquish-var || fail "journalctl --relinquish-var"
 	at_exit "journalctl --flush"
+	_fwh_journal_in_run=1
+}
+root_ro() {
+	journal_to_run
 	mount -o remount,ro / || fail "mount -o remount,ro / failed"
 	at_exit "mount -o remount,rw /"
 }

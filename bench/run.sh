@@ -1,0 +1,51 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# bench/run.sh [--kernel 6.1|6.12]
+#
+# Boots the VM test bed once with only the benchmark case(s)
+# (tests/vm/cases/90-bench-*.sh), then prints the tables and goal lines the
+# guest reported and writes the machine-readable rows next to the run's logs
+# as bench.tsv (columns: workload, peer, metric, value). See bench/README.md.
+#
+#   FWH_VM_BUILDDIR   build dir (default build-bench; module builds, logs)
+#   FWH_BENCH_CASES   case globs (default 90-bench-*)
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/.." && pwd)
+series=6.1
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--kernel) series=${2:?}; shift ;;
+	--kernel=*) series=${1#*=} ;;
+	-h|--help) sed -n '4,12s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	*) echo "usage: $0 [--kernel 6.1|6.12]" >&2; exit 2 ;;
+	esac
+	shift
+done
+
+export FWH_VM_BUILDDIR=${FWH_VM_BUILDDIR:-$repo/build-bench}
+logs=$FWH_VM_BUILDDIR/bench-logs/$(date +%Y%m%d-%H%M%S)-$series-$$
+mkdir -p "$logs"
+# One boot runs every workload: allow it to take its time.
+export FWH_VM_LOGDIR=$logs
+export FWH_VM_CASE_TIMEOUT=${FWH_VM_CASE_TIMEOUT:-1500}
+export FWH_VM_TIMEOUT=${FWH_VM_TIMEOUT:-1800}
+
+rc=0
+# The case itself only runs when its name is in fwh.cases (a run of all
+# cases skips it), which this selection provides.
+"$repo/tests/vm/run.sh" --kernel "$series" --cases "${FWH_BENCH_CASES:-90-bench-*}" || rc=$?
+
+run=$(ls -d "$logs"/*/ 2>/dev/null | head -n 1)
+[ -n "$run" ] && [ -f "$run/result.txt" ] || { echo "bench: no result.txt under $logs" >&2; exit 1; }
+# The runner prefixes a case's output with "# ".
+sed -n 's/^# BENCH\t//p' "$run/result.txt" >"$run/bench.tsv"
+{
+	sed -n '1,3p' "$run/result.txt"
+	sed -n '/^\(not \)\{0,1\}ok [0-9]* - 90-bench/,/^# time 90-bench/p' "$run/result.txt" \
+		| grep -v '^# BENCH	' | sed 's/^# \{0,1\}//'
+} | tee "$run/bench-table.txt"
+echo "bench: $(wc -l <"$run/bench.tsv") rows in ${run}bench.tsv, table in ${run}bench-table.txt" >&2
+exit "$rc"

@@ -1,0 +1,399 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# Benchmark, not a test: fw-helperd against the other ways a system answers
+# firmware requests, each the only helper during its turn, in one boot. Runs
+# only when selected by name (bench/run.sh: --cases '90-bench-*'); a run of
+# every case skips it. Prints tables and "BENCH<TAB>..." rows (TSV) that
+# bench/run.sh extracts from result.log; goals as "GOAL PASS|MISS" lines.
+. /usr/lib/fwh-vmtest/lib.sh
+
+case " $(cat /proc/cmdline) " in
+*" fwh.cases="*bench*) ;;
+*) skip "benchmark: runs only when selected by name (bench/run.sh)" ;;
+esac
+need_fw_helperd
+
+# Sizes and repetitions; trimmed so that one TCG boot stays near 10 minutes.
+REPS_TP=3
+REPS_LAT=40
+REPS_BURST=3
+REPS_MISS=20
+BURST_N=240
+IDLE_S=60
+PEERS="direct classic mdev fwhd"
+
+SUB=fwh-bench
+SRV_DIR=$FWH_FW_DIR/$SUB
+LIB_DIR=/usr/lib/firmware/$SUB
+BURST=/sys/devices/platform/fwh_test_burst
+TSV=$FWH_CASE_TMP/bench.tsv
+
+## Measuring ----------------------------------------------------------------
+
+us_now() { local t=$EPOCHREALTIME; echo "${t/./}"; }
+
+# System-wide busy CPU (user, nice, system, irq, softirq, steal), in jiffies.
+cpu_busy() {
+	local _c u n s i w q sq st _r
+	read -r _c u n s i w q sq st _r </proc/stat
+	echo $((u + n + s + q + sq + st))
+}
+
+# timed NAME: request_firmware(NAME); sets US (elapsed) and RC.
+timed() {
+	local t0=$EPOCHREALTIME t1
+	printf '%s' "$1" >"$FWH_TF/trigger_request" 2>/dev/null
+	RC=$?
+	t1=$EPOCHREALTIME
+	US=$(( ${t1/./} - ${t0/./} ))
+}
+
+# row WORKLOAD PEER METRIC VALUE: printed at once (a run cut short by the
+# case timeout still reports what it measured) and kept for the tables.
+row() {
+	printf 'BENCH\t%s\t%s\t%s\t%s\n' "$@" | tee -a "$TSV"
+}
+
+# stats: numbers on stdin -> "median p99 n" (nearest rank; p99 is the
+# maximum below 100 samples)
+stats() {
+	sort -n | awk '{ v[NR] = $1 } END {
+		if (!NR) { print "NA NA 0"; exit }
+		m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+		r = int(0.99 * NR + 0.999999); if (r < 1) r = 1; if (r > NR) r = NR
+		printf "%d %d %d\n", m, v[r], NR }'
+}
+
+## Peers: each turn has exactly one helper ----------------------------------
+
+mdev_pid=
+fwh_rule=/etc/udev/rules.d/50-firmware.rules
+# the name without_fw_helperd sets it aside under, so its cleanup restores it
+fwh_rule_aside=$FWH_CASE_TMP/aside-50-firmware.rules
+
+fwhd_pid() { systemctl show -p MainPID --value fw-helperd.service; }
+
+# helper_cpu PEER: CPU time (utime + stime, jiffies) of a long-lived helper
+# process; 0 for the kernel and for udev's short-lived RUN+= children.
+helper_cpu() {
+	local pid
+	case $1 in
+	fwhd) pid=$(fwhd_pid) ;;
+	mdev) pid=$mdev_pid ;;
+	*) echo 0; return ;;
+	esac
+	awk '{ print $14 + $15 }' "/proc/$pid/stat" 2>/dev/null || echo 0
+}
+
+peer_on() {
+	case $1 in
+	direct)
+		echo 0 >"$FWH_FW_CONFIG/force_sysfs_fallback"
+		mkdir -p /usr/lib/firmware
+		cp -al "$SRV_DIR" "$LIB_DIR" ;;
+	classic)
+		printf '%s\n' 'SUBSYSTEM=="firmware", ACTION=="add", RUN+="/usr/lib/fwh-vmtest/peers/firmware.sh"' \
+			>/run/udev/rules.d/60-fwh-bench-classic.rules
+		udevadm control --reload ;;
+	mdev)
+		# mdev reads /lib/firmware only; there the direct loader would
+		# find the blob first, so mdev gets its own mount namespace with
+		# /srv/firmware on /lib/firmware.
+		systemctl stop systemd-udevd.service systemd-udevd-kernel.socket systemd-udevd-control.socket
+		mkdir -p /usr/lib/firmware
+		unshare -m --propagation private sh -c \
+			"mount --bind $FWH_FW_DIR /usr/lib/firmware && exec busybox mdev -d -f" \
+			>"$FWH_CASE_TMP/mdev.log" 2>&1 &
+		mdev_pid=$!
+		sleep 2 ;;
+	fwhd)
+		systemctl unmask --runtime fw-helperd.service >/dev/null 2>&1
+		[ -e "$fwh_rule_aside" ] && mv "$fwh_rule_aside" "$fwh_rule"
+		udevadm control --reload
+		systemctl restart fw-helperd.service
+		wait_until 10 systemctl is-active -q fw-helperd.service || fail "fw-helperd did not start" ;;
+	esac
+}
+
+peer_off() {
+	case $1 in
+	direct)
+		echo 1 >"$FWH_FW_CONFIG/force_sysfs_fallback"
+		rm -rf "$LIB_DIR" ;;
+	classic)
+		rm -f /run/udev/rules.d/60-fwh-bench-classic.rules
+		udevadm control --reload ;;
+	mdev)
+		kill "$mdev_pid" 2>/dev/null
+		wait "$mdev_pid" 2>/dev/null
+		mdev_pid=
+		systemctl start systemd-udevd-kernel.socket systemd-udevd-control.socket systemd-udevd.service
+		udevadm settle -t 10 ;;
+	fwhd)
+		systemctl mask --runtime --now fw-helperd.service >/dev/null 2>&1
+		[ -e "$fwh_rule" ] && mv "$fwh_rule" "$fwh_rule_aside"
+		udevadm control --reload ;;
+	esac
+	abort_pending_requests
+}
+
+## Setup ----------------------------------------------------------------------
+
+# Under TCG the serial console costs ~1 ms per character, paid synchronously by the
+# printk caller: the loader's per-request warnings would be most of what is measured.
+read -r _fwh_loglevel _ </proc/sys/kernel/printk
+at_exit "dmesg -n $_fwh_loglevel"
+dmesg -n 1
+without_fw_helperd
+setup_test_firmware
+mask_udev_firmware_rule
+modprobe fwh_test_burst || fail "modprobe fwh_test_burst"
+at_exit "rmmod fwh_test_burst 2>/dev/null"
+at_exit '[ -z "$mdev_pid" ] || peer_off mdev'
+at_exit "rm -rf '$LIB_DIR' /run/udev/rules.d/60-fwh-bench-classic.rules"
+echo '.* 0:0 660 !' >/etc/mdev.conf
+at_exit "rm -f /etc/mdev.conf"
+mkdir -p /etc/fw-helperd/fw-helperd.conf.d
+printf '[Firmware]\nSearchPath=%s\n' "$FWH_FW_DIR" >/etc/fw-helperd/fw-helperd.conf.d/50-bench.conf
+at_exit "rm -f /etc/fw-helperd/fw-helperd.conf.d/50-bench.conf"
+at_exit "rm -rf '$SRV_DIR'"
+set_fallback_timeout 60
+: >"$TSV"
+
+t_setup=$(now_ms)
+make_blob 268435456 "$SRV_DIR/tp-256m.bin" 3
+head -c 67108864 "$SRV_DIR/tp-256m.bin" >"$SRV_DIR/tp-64m.bin"
+head -c 4096 "$SRV_DIR/tp-256m.bin" >"$SRV_DIR/lat-4k.bin"
+head -c 262144 "$SRV_DIR/tp-256m.bin" >"$SRV_DIR/lat-256k.bin"
+mkdir -p "$SRV_DIR/burst"
+sizes="4096 65536 262144 1048576"
+burst_bytes=0
+for i in $(seq 0 $((BURST_N - 1))); do
+	set -- $sizes
+	shift $((i % 4))
+	head -c "$1" "$SRV_DIR/tp-256m.bin" >"$SRV_DIR/burst/$i.bin"
+	burst_bytes=$((burst_bytes + $1))
+done
+echo "$BURST_N" >"$BURST/count"
+info "# setup: blobs written in $(( $(now_ms) - t_setup )) ms; burst: $BURST_N names, $burst_bytes bytes"
+info "# kernel $(uname -r), $(nproc) vCPUs, $(awk '/MemTotal/ { print int($2 / 1024) " MiB" }' /proc/meminfo)"
+
+# Footprint of a freshly started fw-helperd, before it served anything.
+peer_on fwhd
+sleep 3
+pid=$(fwhd_pid)
+row footprint fwhd rss_kib_start "$(awk '/^VmRSS/ { print $2 }' /proc/$pid/status)"
+peer_off fwhd
+
+## Workloads ----------------------------------------------------------------
+
+# throughput SIZE_NAME BYTES
+throughput() {
+	local p i c0 c1 h0 h1 v
+	for p in $PEERS; do
+		peer_on "$p"
+		: >"$FWH_CASE_TMP/v"
+		: >"$FWH_CASE_TMP/c"
+		: >"$FWH_CASE_TMP/h"
+		for i in $(seq "$REPS_TP"); do
+			h0=$(helper_cpu "$p")
+			c0=$(cpu_busy)
+			timed "$SUB/tp-$1.bin"
+			c1=$(cpu_busy)
+			h1=$(helper_cpu "$p")
+			[ "$RC" = 0 ] || { info "$p: tp-$1 failed"; continue; }
+			echo "$US" >>"$FWH_CASE_TMP/v"
+			echo $(( (c1 - c0) * 10 )) >>"$FWH_CASE_TMP/c"
+			echo $(( (h1 - h0) * 10 )) >>"$FWH_CASE_TMP/h"
+			if [ "$i" = 1 ] && [ "$1" = 64m ]; then
+				cmp -s "$FWH_TF_DEV" "$SRV_DIR/tp-$1.bin" || info "$p: tp-$1 NOT byte-exact"
+			fi
+		done
+		trigger "$SUB/lat-4k.bin"      # release the big buffer
+		read -r v _ _ < <(stats <"$FWH_CASE_TMP/v")
+		row "throughput-$1" "$p" us_median "$v"
+		row "throughput-$1" "$p" bytes "$2"
+		read -r v _ _ < <(stats <"$FWH_CASE_TMP/c")
+		row "throughput-$1" "$p" cpu_ms_median "$v"
+		read -r v _ _ < <(stats <"$FWH_CASE_TMP/h")
+		row "throughput-$1" "$p" helper_cpu_ms_median "$v"
+		row "throughput-$1" "$p" n "$(wc -l <"$FWH_CASE_TMP/v")"
+		peer_off "$p"
+	done
+}
+
+# latency SIZE_NAME
+latency() {
+	local p i med p99 n fails
+	for p in $PEERS; do
+		peer_on "$p"
+		: >"$FWH_CASE_TMP/v"
+		fails=0
+		timed "$SUB/lat-$1.bin"     # warm-up, not counted
+		for i in $(seq "$REPS_LAT"); do
+			timed "$SUB/lat-$1.bin"
+			if [ "$RC" = 0 ]; then echo "$US" >>"$FWH_CASE_TMP/v"; else fails=$((fails + 1)); fi
+		done
+		read -r med p99 n < <(stats <"$FWH_CASE_TMP/v")
+		row "latency-$1" "$p" us_median "$med"
+		row "latency-$1" "$p" us_p99 "$p99"
+		row "latency-$1" "$p" n "$n"
+		row "latency-$1" "$p" failed "$fails"
+		peer_off "$p"
+	done
+}
+
+burst() {
+	local p i ok failed pending c0 c1 t_end
+	set_fallback_timeout 120
+	for p in $PEERS; do
+		peer_on "$p"
+		: >"$FWH_CASE_TMP/v"
+		: >"$FWH_CASE_TMP/c"
+		for i in $(seq "$REPS_BURST"); do
+			c0=$(cpu_busy)
+			printf '%s' "$SUB/burst/" >"$BURST/trigger" || fail "burst trigger refused"
+			t_end=$(( $(now_ms) + 300000 ))
+			while :; do
+				read -r ok failed pending <"$BURST/results"
+				[ "$pending" = 0 ] && break
+				[ "$(now_ms)" -lt "$t_end" ] || { abort_pending_requests; sleep 1; }
+				sleep 0.05
+			done
+			c1=$(cpu_busy)
+			cat "$BURST/total_us" >>"$FWH_CASE_TMP/v"
+			echo $(( (c1 - c0) * 10 )) >>"$FWH_CASE_TMP/c"
+			row burst "$p" "ok_failed_rep$i" "$ok/$failed"
+		done
+		read -r v _ _ < <(stats <"$FWH_CASE_TMP/v")
+		row burst "$p" us_median "$v"
+		read -r v _ _ < <(stats <"$FWH_CASE_TMP/c")
+		row burst "$p" cpu_ms_median "$v"
+		peer_off "$p"
+	done
+	set_fallback_timeout 60
+}
+
+missing() {
+	local p i med p99 n wrong
+	# A helper that does not answer would make the driver wait this long.
+	set_fallback_timeout 5
+	for p in $PEERS; do
+		peer_on "$p"
+		: >"$FWH_CASE_TMP/v"
+		wrong=0
+		for i in $(seq "$REPS_MISS"); do
+			timed "$SUB/missing-$i.bin"
+			[ "$RC" = 0 ] && wrong=$((wrong + 1))
+			echo "$US" >>"$FWH_CASE_TMP/v"
+		done
+		read -r med p99 n < <(stats <"$FWH_CASE_TMP/v")
+		row missing "$p" us_median "$med"
+		row missing "$p" us_p99 "$p99"
+		row missing "$p" n "$n"
+		row missing "$p" reported_loaded "$wrong"
+		peer_off "$p"
+	done
+	set_fallback_timeout 60
+}
+
+footprint() {
+	local pid s0 s1 v0 v1 n0 n1 r0 r1
+	peer_on fwhd
+	# serve a little, then stay idle
+	trigger "$SUB/lat-4k.bin"
+	trigger "$SUB/tp-64m.bin"
+	trigger "$SUB/lat-4k.bin"
+	sleep 2
+	pid=$(fwhd_pid)
+	row footprint fwhd rss_kib_after_serving "$(awk '/^VmRSS/ { print $2 }' /proc/$pid/status)"
+	row footprint fwhd vmhwm_kib "$(awk '/^VmHWM/ { print $2 }' /proc/$pid/status)"
+	v0=$(awk '/^voluntary_ctxt/ { print $2 }' /proc/$pid/status)
+	n0=$(awk '/^nonvoluntary_ctxt/ { print $2 }' /proc/$pid/status)
+	read -r _ _ r0 </proc/$pid/schedstat
+	s0=$(awk '{ print $14 + $15 }' /proc/$pid/stat)
+	sleep "$IDLE_S"
+	v1=$(awk '/^voluntary_ctxt/ { print $2 }' /proc/$pid/status)
+	n1=$(awk '/^nonvoluntary_ctxt/ { print $2 }' /proc/$pid/status)
+	read -r _ _ r1 </proc/$pid/schedstat
+	s1=$(awk '{ print $14 + $15 }' /proc/$pid/stat)
+	row footprint fwhd idle_seconds "$IDLE_S"
+	row footprint fwhd idle_voluntary_switches $((v1 - v0))
+	row footprint fwhd idle_involuntary_switches $((n1 - n0))
+	row footprint fwhd idle_runs_schedstat $((r1 - r0))
+	row footprint fwhd idle_cpu_ms $(( (s1 - s0) * 10 ))
+	row footprint fwhd rss_kib_idle_end "$(awk '/^VmRSS/ { print $2 }' /proc/$pid/status)"
+	row footprint fwhd watchdog_usec "$(systemctl show -p WatchdogUSec --value fw-helperd.service)"
+	peer_off fwhd
+}
+
+t0=$(now_ms)
+for w in "throughput 64m 67108864" "throughput 256m 268435456" "latency 4k" "latency 256k" \
+	burst missing footprint; do
+	t=$(now_ms)
+	$w
+	info "# workload '$w' took $(( $(now_ms) - t )) ms"
+done
+info "# all workloads: $(( $(now_ms) - t0 )) ms"
+row meta all fallback_timeout_missing_s 5
+row meta all kernel "$(uname -r)"
+
+## Report ---------------------------------------------------------------------
+
+cat >"$FWH_CASE_TMP/report.awk" <<'AWK'
+{ v[$2, $3, $4] = $5; if (!(($2) in seen)) { seen[$2] = 1; order[++nw] = $2 } }
+function r(a, b) { return (b > 0 && a != "" && a != "NA") ? sprintf("%.2f", a / b) : "-" }
+function goal(ok, text) { printf "GOAL %s %s\n", ok ? "PASS" : "MISS", text }
+END {
+	split("direct classic mdev fwhd", P, " ")
+	for (k = 1; k <= nw; k++) {
+		w = order[k]
+		if (w == "meta" || w == "footprint") continue
+		printf "\n## %s\n", w
+		if (w ~ /^throughput/) {
+			printf "%-8s %10s %8s %8s %10s %12s\n", "peer", "median ms", "MiB/s", "CPU ms", "helper ms", "fwhd speedup"
+			for (i = 1; i <= 4; i++) { p = P[i]; u = v[w, p, "us_median"]
+				printf "%-8s %10.1f %8.0f %8s %10s %12s\n", p, u / 1000,
+					(u > 0 ? v[w, p, "bytes"] / 1048576 / (u / 1000000) : 0), v[w, p, "cpu_ms_median"],
+					((p == "classic" || p == "direct") ? "-" : v[w, p, "helper_cpu_ms_median"]),
+					r(v[w, p, "us_median"], v[w, "fwhd", "us_median"]) }
+		} else if (w == "burst") {
+			printf "%-8s %10s %10s %12s  %s\n", "peer", "median ms", "CPU ms", "fwhd speedup", "ok/failed per rep"
+			for (i = 1; i <= 4; i++) { p = P[i]
+				printf "%-8s %10.1f %10s %12s  %s %s %s\n", p, v[w, p, "us_median"] / 1000,
+					v[w, p, "cpu_ms_median"], r(v[w, p, "us_median"], v[w, "fwhd", "us_median"]),
+					v[w, p, "ok_failed_rep1"], v[w, p, "ok_failed_rep2"], v[w, p, "ok_failed_rep3"] }
+		} else {
+			printf "%-8s %10s %10s %5s %12s\n", "peer", "median ms", "p99 ms", "n", "fwhd speedup"
+			for (i = 1; i <= 4; i++) { p = P[i]
+				printf "%-8s %10.2f %10.2f %5s %12s\n", p, v[w, p, "us_median"] / 1000,
+					v[w, p, "us_p99"] / 1000, v[w, p, "n"],
+					r(v[w, p, "us_median"], v[w, "fwhd", "us_median"]) }
+		}
+	}
+	printf "\n## footprint (fw-helperd)\n"
+	for (key in v) { split(key, kk, SUBSEP); if (kk[1] == "footprint") printf "%-28s %s\n", kk[3], v[key] }
+	print ""
+	for (k = 1; k <= nw; k++) {
+		w = order[k]; f = v[w, "fwhd", "us_median"]
+		if (w ~ /^throughput/) {
+			d = v[w, "direct", "us_median"]
+			goal(f > 0 && d / f >= 0.9, sprintf("%s: fw-helperd at %.2f of the direct loader's rate (goal >= 0.90)", w, f > 0 ? d / f : 0))
+		}
+		if (w ~ /^(throughput|latency|burst)/) {
+			best = ""; for (i = 2; i <= 3; i++) { p = P[i]; if (best == "" || v[w, p, "us_median"] < v[w, best, "us_median"]) best = p }
+			goal(f > 0 && f < v[w, best, "us_median"], sprintf("%s: fw-helperd %.2f ms vs best userspace peer %s %.2f ms", w, f / 1000, best, v[w, best, "us_median"] / 1000))
+		}
+		if (w == "missing")
+			goal(f > 0 && f < 10000, sprintf("missing: fw-helperd answers in %.2f ms median, p99 %.2f ms (goal < 10 ms)", f / 1000, v[w, "fwhd", "us_p99"] / 1000))
+	}
+	s = v["footprint", "fwhd", "idle_seconds"]
+	goal(v["footprint", "fwhd", "idle_runs_schedstat"] == 0,
+		sprintf("idle: %d wakeups in %ds (schedstat runs; %d voluntary switches; WatchdogUSec=%s) (goal 0)",
+			v["footprint", "fwhd", "idle_runs_schedstat"], s, v["footprint", "fwhd", "idle_voluntary_switches"], v["footprint", "fwhd", "watchdog_usec"]))
+	printf "GOAL INFO rss: %s KiB fresh, %s KiB after serving, %s KiB after %ss idle (VmHWM %s KiB)\n",
+		v["footprint", "fwhd", "rss_kib_start"], v["footprint", "fwhd", "rss_kib_after_serving"],
+		v["footprint", "fwhd", "rss_kib_idle_end"], s, v["footprint", "fwhd", "vmhwm_kib"]
+}
+AWK
+awk -F'\t' -f "$FWH_CASE_TMP/report.awk" "$TSV"
