@@ -8,6 +8,8 @@
 # The grace period outlasts the steps below: the daemon stays "resuming" throughout.
 GRACE=40
 sleep_setup "CacheReleaseSec=${GRACE}s" "DeferMaxSec=90s"
+# Staging the late disk under TCG can take longer than logind's default 5 s delay.
+longer_sleep_delay 30
 at_exit "rm -f $FWH_FW_DIR/resume-cached.bin $FWH_FW_DIR/resume-uncached.bin"
 
 # resume-cached.bin: asked for by a device, so prewarmed; resume-uncached.bin: on disk,

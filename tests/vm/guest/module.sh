@@ -6,8 +6,14 @@ FWH_MODDIR=$FWH_VMTEST_DIR/modules
 FWH_FC=/sys/kernel/fwh_cache
 [ -f "$FWH_MODDIR/fwh_cache.ko" ] || skip "fwh_cache.ko is not in this payload"
 
-# load_fwh_cache [PARAM=VALUE...]: a fresh fwh_cache, unloaded at exit.
+# load_fwh_cache [PARAM=VALUE...]: a fresh fwh_cache, unloaded at exit. fw-helperd uses
+# the module too ([Module] Mode=auto): it is stopped first, so that the entries are the
+# case's own, and started again at exit (after the unload: at_exit runs last-in first).
 load_fwh_cache() {
+	if systemctl is-active -q fw-helperd.service 2>/dev/null; then
+		systemctl stop fw-helperd.service || fail "cannot stop fw-helperd"
+		at_exit "systemctl start fw-helperd.service"
+	fi
 	rmmod fwh_cache 2>/dev/null
 	insmod "$FWH_MODDIR/fwh_cache.ko" "$@" || fail "insmod fwh_cache $*"
 	at_exit "rmmod fwh_cache 2>/dev/null || :"
