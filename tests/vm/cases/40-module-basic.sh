@@ -46,7 +46,10 @@ for fmt in '\n' '/lib/firmware/fwh-test/basic.bin' '../etc/passwd' 'fwh-test/../
 done
 assert_eq "$(wc -l <"$FWH_FC/entries")" 3 "entries after hostile writes"
 info "a 255-byte name is fine (and missing)"
-write_fmt "$FWH_FC/cache" "$(head -c 255 /dev/zero | tr '\0' b)" || fail "255-byte name refused"
+b255=$(head -c 255 /dev/zero | tr '\0' b)
+write_fmt "$FWH_FC/cache" "$b255" || fail "255-byte name refused"
+failed_entry() { entry "$b255" | grep -q '^failed '; }
+wait_until 10 failed_entry || fail "255-byte name: '$(entry "$b255")', expected failed"
 
 info "uncache one, an unknown one, then all"
 echo fwh-test/basic.bin >"$FWH_FC/uncache" || fail "uncache"
@@ -55,7 +58,8 @@ err=$(write_fmt "$FWH_FC/uncache" 'fwh-test/basic.bin') && fail "uncache of an u
 assert_eq "$err" "No such file or directory" "uncache of an unknown name"
 echo '*' >"$FWH_FC/uncache" || fail "uncache *"
 assert_eq "$(cat "$FWH_FC/entries")" "" "entries after uncache *"
-[ -z "$(ls -d /sys/devices/fwh_cache/entry* 2>/dev/null)" ] || fail "entry devices left: $(ls /sys/devices/fwh_cache)"
+no_entry_devices() { [ -z "$(ls -d /sys/devices/fwh_cache/entry* 2>/dev/null)" ]; }
+wait_until 5 no_entry_devices || fail "entry devices left: $(ls /sys/devices/fwh_cache)"
 
 info "bounds: max_entries and max_bytes"
 echo 2 >/sys/module/fwh_cache/parameters/max_entries

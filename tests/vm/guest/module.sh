@@ -14,6 +14,11 @@ load_fwh_cache() {
 		systemctl stop fw-helperd.service || fail "cannot stop fw-helperd"
 		at_exit "systemctl start fw-helperd.service"
 	fi
+	# the daemon cases leave the fallback forced: here the direct loader alone answers,
+	# unless a case forces it again itself
+	_fwh_force=$(cat "$FWH_FW_CONFIG/force_sysfs_fallback")
+	echo 0 >"$FWH_FW_CONFIG/force_sysfs_fallback"
+	at_exit "echo $_fwh_force >$FWH_FW_CONFIG/force_sysfs_fallback"
 	rmmod fwh_cache 2>/dev/null
 	insmod "$FWH_MODDIR/fwh_cache.ko" "$@" || fail "insmod fwh_cache $*"
 	at_exit "rmmod fwh_cache 2>/dev/null || :"
