@@ -96,6 +96,7 @@ extern struct fwh_cache fwh_cache;
 extern unsigned int fwh_max_entries;
 extern unsigned long fwh_max_bytes;
 extern unsigned int fwh_release_delay_ms;
+extern bool fwh_userspace_fallback;
 
 /* fwh_cache_entry.c */
 int fwh_name_check(const char *name);

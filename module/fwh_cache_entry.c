@@ -11,6 +11,7 @@
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/completion.h>
 #include <linux/device.h>
 #include <linux/errno.h>
 #include <linux/firmware.h>
@@ -154,6 +155,43 @@ static void fwh_entry_loaded(struct fwh_entry *e, const struct firmware *fw,
 	fwh_sysfs_notify_entries();
 }
 
+struct fwh_userspace_load {
+	struct completion done;
+	const struct firmware *fw;
+};
+
+static void fwh_userspace_loaded(const struct firmware *fw, void *context)
+{
+	struct fwh_userspace_load *load = context;
+
+	load->fw = fw;
+	complete(&load->done);
+}
+
+/*
+ * The loader's custom fallback: the direct loader once more, then a request
+ * below our entry's device without a uevent, which the helper finds by
+ * scanning /sys/class/firmware. It waits until the helper answers, or the
+ * kernel aborts custom fallbacks at the next suspend; meanwhile the loader
+ * holds a reference on this module.
+ */
+static int fwh_entry_load_userspace(struct fwh_entry *e,
+				    const struct firmware **fw)
+{
+	struct fwh_userspace_load load = { .fw = NULL };
+	int r;
+
+	init_completion(&load.done);
+	r = request_firmware_nowait(THIS_MODULE, FW_ACTION_NOUEVENT, e->name,
+				    &e->dev, GFP_KERNEL, &load,
+				    fwh_userspace_loaded);
+	if (r)
+		return r;
+	wait_for_completion(&load.done);
+	*fw = load.fw;
+	return load.fw ? 0 : -ENOENT;
+}
+
 static void fwh_entry_load(struct work_struct *work)
 {
 	struct fwh_entry *e = container_of(work, struct fwh_entry, load_work);
@@ -170,11 +208,15 @@ static void fwh_entry_load(struct work_struct *work)
 	 * runs it for any request_firmware() (force_sysfs_fallback or
 	 * CONFIG_FW_LOADER_USER_HELPER_FALLBACK): a uevent below our entry's
 	 * device, answered by the helper, bounded by the loader's timeout.
+	 * Otherwise, when a helper said it answers, a name the direct loader
+	 * missed is asked of it through the custom fallback.
 	 */
-	if (listed)
-		r = firmware_request_nowarn(&fw, e->name, &e->dev);
-	else
+	if (!listed)
 		r = -ECANCELED;
+	else if (READ_ONCE(fwh_userspace_fallback))
+		r = fwh_entry_load_userspace(e, &fw);
+	else
+		r = firmware_request_nowarn(&fw, e->name, &e->dev);
 	fwh_entry_loaded(e, fw, r);
 
 	put_device(&e->dev);	/* taken when queued */

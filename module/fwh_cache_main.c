@@ -35,6 +35,9 @@ module_param_named(release_delay_ms, fwh_release_delay_ms, uint, 0444);
 MODULE_PARM_DESC(release_delay_ms,
 		 "Initial delay between a resume and the release of every entry (default 10000)");
 
+/* Set by the helper that answers (/sys/kernel/fwh_cache/userspace_fallback). */
+bool fwh_userspace_fallback;
+
 static int __init fwh_cache_init(void)
 {
 	int r;

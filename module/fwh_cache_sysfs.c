@@ -5,6 +5,8 @@
  *   uncache           (w)  a firmware name, or "*": release it
  *   entries           (r)  one line per entry, pollable
  *   release_delay_ms  (rw) delay between a resume and the release of all
+ *   userspace_fallback (rw) 1: a name the direct loader misses is asked of
+ *                      the firmware helper (custom fallback, no uevent)
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -88,6 +90,29 @@ static ssize_t release_delay_ms_store(struct kobject *kobj,
 
 static struct kobj_attribute release_delay_ms_attr = __ATTR_RW(release_delay_ms);
 
+static ssize_t userspace_fallback_show(struct kobject *kobj,
+				       struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%d\n", READ_ONCE(fwh_userspace_fallback));
+}
+
+static ssize_t userspace_fallback_store(struct kobject *kobj,
+					struct kobj_attribute *attr,
+					const char *buf, size_t count)
+{
+	bool on;
+	int r;
+
+	r = kstrtobool(buf, &on);
+	if (r)
+		return r;
+
+	WRITE_ONCE(fwh_userspace_fallback, on);
+	return count;
+}
+
+static struct kobj_attribute userspace_fallback_attr = __ATTR_RW(userspace_fallback);
+
 /* A binary attribute: the list may outgrow the single page of a text one. */
 static ssize_t entries_read(struct file *file, struct kobject *kobj,
 			    struct bin_attribute *attr, char *buf,
@@ -113,6 +138,7 @@ static struct attribute *fwh_attrs[] = {
 	&cache_attr.attr,
 	&uncache_attr.attr,
 	&release_delay_ms_attr.attr,
+	&userspace_fallback_attr.attr,
 	NULL,
 };
 

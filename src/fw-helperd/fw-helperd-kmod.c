@@ -20,12 +20,23 @@ struct Companion {
 	char *dir;		/* <sysfs>/kernel/fwh_cache */
 	const char *status;	/* "off", "loaded", or why it is not used */
 
+	/* the helper's side of the module's fallback requests (companion_set_answering()) */
+	void (*rescan)(void *userdata);
+	void *rescan_userdata;
+	bool answering;		/* userspace_fallback switched on by us */
+	sd_event_source *answer_source, *rescan_timer;	/* entries changed; look again */
+	usec_t rescan_interval;
+
 	/* a pin in progress */
 	char **pinning;
 	sd_event_source *entries_source, *deadline_source, *first_check;
 	companion_pinned_t done;
 	void *userdata;
 };
+
+/* No uevent announces the module's custom fallback requests: look, sooner first. */
+#define RESCAN_MIN_USEC (20 * USEC_PER_MSEC)
+#define RESCAN_MAX_USEC (500 * USEC_PER_MSEC)
 
 static const char *const mode_table[_COMPANION_MODE_MAX] = {
 	[COMPANION_OFF] = "off",
@@ -142,6 +153,109 @@ int companion_new(sd_event *event, const char *sysfs_root, CompanionMode mode, C
 	return 0;
 }
 
+static int set_userspace_fallback(Companion *c, bool on)
+{
+	_cleanup_close_ int dirfd = open(c->dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+	if (dirfd < 0)
+		return -errno;
+	return write_string_at(dirfd, "userspace_fallback", on ? "1" : "0");
+}
+
+/* sysfs polling re-arms only after the attribute is read again */
+static void drain(int fd)
+{
+	char buf[256];
+
+	(void)lseek(fd, 0, SEEK_SET);
+	while (read(fd, buf, sizeof(buf)) > 0)
+		;
+}
+
+static bool any_loading(Companion *c)
+{
+	CompanionEntry *e = NULL;
+	bool loading = false;
+	size_t n = 0;
+
+	if (companion_entries(c, &e, &n) < 0)
+		return false;
+	for (size_t i = 0; i < n && !loading; i++)
+		loading = e[i].state == COMPANION_ENTRY_LOADING;
+	companion_entries_free(e, n);
+	return loading;
+}
+
+static int on_rescan(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	Companion *c = userdata;
+
+	c->rescan(c->rescan_userdata);
+	if (!any_loading(c))
+		return 0; /* the next change of entries arms it again */
+	c->rescan_interval = MIN(c->rescan_interval * 2, RESCAN_MAX_USEC);
+	(void)sd_event_source_set_time_relative(s, c->rescan_interval);
+	return sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+}
+
+/* Whoever wrote the name (our pin or an admin), a load that waits for us is found soon. */
+static int on_answer_entries(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	Companion *c = userdata;
+
+	drain(fd);
+	c->rescan_interval = RESCAN_MIN_USEC;
+	(void)sd_event_source_set_time_relative(c->rescan_timer, c->rescan_interval);
+	(void)sd_event_source_set_enabled(c->rescan_timer, SD_EVENT_ONESHOT);
+	return 0;
+}
+
+static int watch_answers(Companion *c)
+{
+	_cleanup_free_ char *path = path_join(c->dir, "entries");
+	int fd, r;
+
+	if (!path)
+		return -ENOMEM;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	drain(fd);
+	r = sd_event_add_io(c->event, &c->answer_source, fd, EPOLLPRI, on_answer_entries, c);
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	(void)sd_event_source_set_io_fd_own(c->answer_source, true);
+	r = sd_event_add_time_relative(c->event, &c->rescan_timer, CLOCK_MONOTONIC,
+				       RESCAN_MIN_USEC, 0, on_rescan, c);
+	if (r < 0)
+		return r;
+	/* loads waiting from before our start are found at once */
+	return sd_event_source_set_enabled(c->rescan_timer, any_loading(c) ? SD_EVENT_ONESHOT : SD_EVENT_OFF);
+}
+
+void companion_set_answering(Companion *c, void (*rescan)(void *userdata), void *userdata)
+{
+	int r;
+
+	if (!companion_available(c))
+		return;
+	c->rescan = rescan;
+	c->rescan_userdata = userdata;
+	r = watch_answers(c);
+	if (r >= 0)
+		r = set_userspace_fallback(c, true);
+	if (r < 0) {
+		/* an older module, say: names only we can find are pinned only with a forced fallback */
+		log_full_errno(LOG_NOTICE, r, "Companion module does not ask fw-helperd for what only it can find: %m");
+		c->answer_source = sd_event_source_disable_unref(c->answer_source);
+		c->rescan_timer = sd_event_source_disable_unref(c->rescan_timer);
+		return;
+	}
+	c->answering = true;
+}
+
 static void pin_finish(Companion *c)
 {
 	c->entries_source = sd_event_source_disable_unref(c->entries_source);
@@ -157,6 +271,11 @@ Companion *companion_free(Companion *c)
 	if (!c)
 		return NULL;
 	pin_finish(c);
+	/* nobody answers any more: the module's loads go back to the direct loader alone */
+	if (c->answering)
+		(void)set_userspace_fallback(c, false);
+	sd_event_source_disable_unref(c->answer_source);
+	sd_event_source_disable_unref(c->rescan_timer);
 	sd_event_unref(c->event);
 	free(c->dir);
 	free(c);
@@ -267,12 +386,8 @@ static void pin_check(Companion *c, bool final)
 static int on_entries(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 {
 	Companion *c = userdata;
-	char buf[64];
 
-	/* sysfs polling re-arms only after the attribute is read again */
-	(void)lseek(fd, 0, SEEK_SET);
-	while (read(fd, buf, sizeof(buf)) > 0)
-		;
+	drain(fd);
 	pin_check(c, false);
 	return 0;
 }
@@ -344,6 +459,7 @@ int companion_pin(Companion *c, char *const *names, usec_t deadline, companion_p
 	r = watch_entries(c, deadline);
 	if (r >= 0)
 		r = sd_event_add_defer(c->event, &c->first_check, on_first_check, c);
+
 	if (r < 0) {
 		pin_finish(c);
 		return r;

@@ -58,6 +58,13 @@ bool companion_available(const Companion *c);
 const char *companion_status(const Companion *c);
 
 /*
+ * The helper answers the module's loads: a name its direct loader misses becomes a fallback
+ * request without a uevent, found by rescan(userdata), which runs with backoff while names
+ * load. Off again when the companion is freed.
+ */
+void companion_set_answering(Companion *c, void (*rescan)(void *userdata), void *userdata);
+
+/*
  * Asks the module to pin names (non-blocking writes: it loads on its own workqueue; names
  * only user space can find come back to us as fallback requests, which the loop answers).
  * done runs on the loop when no name is loading any more, or at deadline.

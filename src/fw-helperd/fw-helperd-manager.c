@@ -389,6 +389,11 @@ static void request_done(void *userdata)
 		sd_event_exit(m->event, 0);
 }
 
+static void manager_rescan_cb(void *userdata)
+{
+	(void)manager_rescan(userdata);
+}
+
 int manager_rescan(Manager *m)
 {
 	return manager_udev_scan(m);
@@ -569,6 +574,7 @@ int manager_run(Manager *m)
 		log_error_errno(r, "The companion module is required (Mode=required) but cannot be used.");
 		return -EINVAL; /* exit status 78, like a broken configuration */
 	}
+	companion_set_answering(m->companion, manager_rescan_cb, m);
 	/* Before the scan: a start on a read-only root defers what it finds. */
 	r = sleep_start(m->sleep);
 	if (r < 0)

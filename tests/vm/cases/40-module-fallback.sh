@@ -57,6 +57,32 @@ cat "$FWH_CASE_TMP/userspace-only.bin" >"$req/data"
 echo 0 >"$req/loading"
 wait_entry 10 fwh-test/userspace-only.bin "cached 40000 0"
 
+info "userspace_fallback=1 and no forced fallback: a request without a uevent, answered by hand"
+echo 0 >"$FWH_FW_CONFIG/force_sysfs_fallback"
+assert_eq "$(cat "$FWH_FC/userspace_fallback")" 0 "userspace_fallback at load"
+echo 1 >"$FWH_FC/userspace_fallback"
+echo fwh-test/asked.bin >"$FWH_FC/cache"
+req=/sys/class/firmware/fwh-test!asked.bin
+wait_until 10 test -e "$req/loading" || fail "no custom fallback request appeared: $(pending_requests)"
+assert_eq "$(entry fwh-test/asked.bin)" "loading 0 0" "entry while asked"
+echo 1 >"$req/loading"
+cat "$FWH_CASE_TMP/userspace-only.bin" >"$req/data"
+echo 0 >"$req/loading"
+wait_entry 10 fwh-test/asked.bin "cached 40000 0"
+echo fwh-test/refused.bin >"$FWH_FC/cache"
+req=/sys/class/firmware/fwh-test!refused.bin
+wait_until 10 test -e "$req/loading" || fail "no custom fallback request for refused.bin"
+echo -1 >"$req/loading"
+wait_entry 10 fwh-test/refused.bin "failed 0 -2"
+info "a file the direct loader finds needs nobody"
+mkdir -p /lib/firmware/fwh-test
+at_exit "rm -rf /lib/firmware/fwh-test"
+cp "$FWH_CASE_TMP/userspace-only.bin" /lib/firmware/fwh-test/direct.bin
+echo fwh-test/direct.bin >"$FWH_FC/cache"
+wait_entry 10 fwh-test/direct.bin "cached 40000 0"
+echo 0 >"$FWH_FC/userspace_fallback"
+echo 1 >"$FWH_FW_CONFIG/force_sysfs_fallback"
+
 info "an unanswered request times out: failed with -ETIMEDOUT"
 echo 2 >/sys/class/firmware/timeout
 echo fwh-test/nobody.bin >"$FWH_FC/cache"

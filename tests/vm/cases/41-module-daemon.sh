@@ -11,6 +11,9 @@
 grep -qw devices /sys/power/pm_test 2>/dev/null || skip "no pm_test"
 T=/sys/devices/platform/fwh_test_resume
 fwh_setup
+# Debian's default: no forced fallback. The module asks fw-helperd itself (userspace_fallback,
+# a request without a uevent that the daemon finds by rescanning while it pins).
+echo 0 > /proc/sys/kernel/firmware_config/force_sysfs_fallback
 at_exit "echo none > /sys/power/pm_test"
 at_exit "rmmod fwh_test_resume 2>/dev/null || :"
 at_exit "rm -rf $SRV/fwh-test"
@@ -23,6 +26,7 @@ systemctl restart fw-helperd
 fwh_wait_active
 fwctl status | grep -qi module || note "status does not mention the module"
 lsmod | grep -q '^fwh_cache' || fail "fw-helperd did not load fwh_cache"
+assert_eq "$(cat /sys/kernel/fwh_cache/userspace_fallback)" 1 "userspace_fallback while fw-helperd runs"
 # the hint scan runs off the loop after start
 wait_until 15 sh -c "fwctl list | grep -q fwh-test/resume.bin" \
 	|| { fwctl list; fail "hint from MODULE_FIRMWARE not listed"; }
@@ -45,12 +49,17 @@ assert_eq "$(cat "$T/resume_size")" 300007 "resume_size"
 assert_eq "$(cat "$T/resume_crc32")" "$crc" "crc32"
 journal_since_mark MESSAGE_ID=db8b506e751c473b8ee4036c7c046eb7 | grep -q pinned \
 	|| fail "no journal entry for the module's pin"
+journal_since_mark _SYSTEMD_UNIT=fw-helperd.service | grep -q 'Served firmware fwh-test/resume.bin' \
+	|| fail "the module's load was not answered by fw-helperd"
+fwctl list | grep 'fwh-test/resume.bin' | grep -q '/devices/fwh_cache/' \
+	&& fail "the module's own load was recorded as a device's need"
 
 # Contrast: without the pin the same resume fails. (With the daemon running but no module
 # it fails too, only after the resume window's raised timeout: user space is frozen while
 # the driver waits. Stopping the daemon keeps that wait short.)
 rmmod fwh_test_resume
 systemctl stop fw-helperd
+assert_eq "$(cat /sys/kernel/fwh_cache/userspace_fallback)" 0 "userspace_fallback after fw-helperd stopped"
 systemctl mask --runtime fw-helperd
 at_exit "systemctl unmask --runtime fw-helperd; systemctl start fw-helperd"
 sleep 11 # the kernel's own FW_CACHE lets go of what it held 10 s after resume
