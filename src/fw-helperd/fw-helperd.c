@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "fw-helperd-kmod.h"
 #include "fw-helperd-manager.h"
 #include "log.h"
 
@@ -17,6 +18,7 @@ static ManagerOptions arg_options = {
 	.event_source = -1,
 };
 static bool arg_check_config;
+static bool arg_load_module;
 
 static void help(void)
 {
@@ -28,6 +30,7 @@ static void help(void)
 	       "     --config=FILE          Configuration file (default: %s)\n"
 	       "     --config-dir=DIR       Drop-in directory (default: %s)\n"
 	       "     --check-config         Parse the configuration, report problems and exit\n"
+	       "     --load-module          Load the companion module as [Module] Mode= says and exit\n"
 	       "     --event-source=SOURCE  udev, kernel or none (overrides EventSource=)\n"
 	       "     --no-bus               Do not connect to the system bus\n"
 	       "     --sysfs-root=DIR       Where sysfs is mounted (default: /sys)\n"
@@ -43,6 +46,7 @@ enum {
 	ARG_CONFIG,
 	ARG_CONFIG_DIR,
 	ARG_CHECK_CONFIG,
+	ARG_LOAD_MODULE,
 	ARG_EVENT_SOURCE,
 	ARG_NO_BUS,
 	ARG_SYSFS_ROOT,
@@ -59,6 +63,7 @@ static int parse_argv(int argc, char *argv[])
 		{ "config", required_argument, NULL, ARG_CONFIG },
 		{ "config-dir", required_argument, NULL, ARG_CONFIG_DIR },
 		{ "check-config", no_argument, NULL, ARG_CHECK_CONFIG },
+		{ "load-module", no_argument, NULL, ARG_LOAD_MODULE },
 		{ "event-source", required_argument, NULL, ARG_EVENT_SOURCE },
 		{ "no-bus", no_argument, NULL, ARG_NO_BUS },
 		{ "sysfs-root", required_argument, NULL, ARG_SYSFS_ROOT },
@@ -85,6 +90,9 @@ static int parse_argv(int argc, char *argv[])
 			break;
 		case ARG_CHECK_CONFIG:
 			arg_check_config = true;
+			break;
+		case ARG_LOAD_MODULE:
+			arg_load_module = true;
 			break;
 		case ARG_EVENT_SOURCE:
 			arg_options.event_source = event_source_from_string(optarg);
@@ -134,6 +142,26 @@ static int check_config(void)
 	return EXIT_SUCCESS;
 }
 
+/*
+ * For the unit's ExecStartPre=: the module's sysfs directory must exist before the service's
+ * sandbox is set up, or ProtectKernelTunables= leaves it read-only to the daemon
+ * (ReadWritePaths= skips what does not exist yet). Problems are logged by the daemon itself.
+ */
+static int load_module(void)
+{
+	_cleanup_(config_freep) Config *c = NULL;
+	_cleanup_(companion_freep) Companion *companion = NULL;
+	_cleanup_(sd_event_unrefp) sd_event *e = NULL;
+
+	if (config_load(arg_options.config_file, arg_options.config_dropin_dir, &c) < 0)
+		return EXIT_CONFIG;
+	if (sd_event_default(&e) < 0)
+		return EXIT_FAILURE;
+	log_set_max_level(LOG_WARNING);
+	return companion_new(e, arg_options.sysfs_root, c->companion_mode, &companion) < 0 ?
+		EXIT_FAILURE : EXIT_SUCCESS;
+}
+
 static int run(void)
 {
 	_cleanup_(manager_freep) Manager *m = NULL;
@@ -141,6 +169,8 @@ static int run(void)
 
 	if (arg_check_config)
 		return check_config();
+	if (arg_load_module)
+		return load_module();
 	r = manager_new(&arg_options, &m);
 	if (r == -EINVAL)
 		return EXIT_CONFIG;

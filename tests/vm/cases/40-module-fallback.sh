@@ -28,7 +28,8 @@ if systemctl cat fw-helperd >/dev/null 2>&1; then
 	cp "$FWH_CASE_TMP/userspace-only.bin" /srv/fwh-module/fwh-test/
 	printf '[Firmware]\nSearchPath=/srv/fwh-module\n' \
 		>/etc/fw-helperd/fw-helperd.conf.d/90-module-vmtest.conf
-	at_exit "rm -rf /srv/fwh-module /etc/fw-helperd/fw-helperd.conf.d/90-module-vmtest.conf; systemctl restart fw-helperd"
+	at_exit "rm -rf /srv/fwh-module /etc/fw-helperd/fw-helperd.conf.d/90-module-vmtest.conf"
+	systemctl unmask --runtime -q fw-helperd # masked by load_fwh_cache
 	systemctl restart fw-helperd
 	wait_until 10 systemctl is-active -q fw-helperd || fail "fw-helperd did not start"
 	echo fwh-test/userspace-only.bin >"$FWH_FC/cache"

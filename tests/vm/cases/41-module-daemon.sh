@@ -22,7 +22,11 @@ blob "$SRV/fwh-test/resume.bin" 300007
 crc=$(gzip -c "$SRV/fwh-test/resume.bin" | tail -c 8 | od -An -tx4 -N4 | tr -d ' ')
 modprobe fwh_test_resume || fail "modprobe fwh_test_resume"
 wait_until 5 test -r "$T/resume_count" || fail "test device did not appear"
-systemctl restart fw-helperd
+# A start with the module not loaded yet: the unit loads it before its sandbox is set up,
+# or /sys/kernel/fwh_cache would be read-only to the daemon.
+systemctl stop fw-helperd
+rmmod fwh_cache 2>/dev/null || :
+systemctl start fw-helperd
 fwh_wait_active
 fwctl status | grep -qi module || note "status does not mention the module"
 lsmod | grep -q '^fwh_cache' || fail "fw-helperd did not load fwh_cache"

@@ -7,12 +7,16 @@ FWH_FC=/sys/kernel/fwh_cache
 [ -f "$FWH_MODDIR/fwh_cache.ko" ] || skip "fwh_cache.ko is not in this payload"
 
 # load_fwh_cache [PARAM=VALUE...]: a fresh fwh_cache, unloaded at exit. fw-helperd uses
-# the module too ([Module] Mode=auto): it is stopped first, so that the entries are the
-# case's own, and started again at exit (after the unload: at_exit runs last-in first).
+# the module too ([Module] Mode=if-available): it is stopped and masked first (a uevent would
+# start it again), so that the entries are the case's own, and started again at exit (after
+# the unload: at_exit runs last-in first).
 load_fwh_cache() {
 	if systemctl is-active -q fw-helperd.service 2>/dev/null; then
-		systemctl stop fw-helperd.service || fail "cannot stop fw-helperd"
 		at_exit "systemctl start fw-helperd.service"
+	fi
+	if systemctl cat fw-helperd.service >/dev/null 2>&1; then
+		systemctl mask --runtime --now -q fw-helperd.service || fail "cannot mask fw-helperd"
+		at_exit "systemctl unmask --runtime -q fw-helperd.service"
 	fi
 	# the daemon cases leave the fallback forced: here the direct loader alone answers,
 	# unless a case forces it again itself
