@@ -210,7 +210,8 @@ static int on_answer_entries(sd_event_source *s, int fd, uint32_t revents, void 
 	return 0;
 }
 
-static int watch_answers(Companion *c)
+/* handler runs whenever the module's entries change (sysfs_notify: POLLPRI). */
+static int add_entries_source(Companion *c, sd_event_source **ret, sd_event_io_handler_t handler)
 {
 	_cleanup_free_ char *path = path_join(c->dir, "entries");
 	int fd, r;
@@ -221,12 +222,21 @@ static int watch_answers(Companion *c)
 	if (fd < 0)
 		return -errno;
 	drain(fd);
-	r = sd_event_add_io(c->event, &c->answer_source, fd, EPOLLPRI, on_answer_entries, c);
+	r = sd_event_add_io(c->event, ret, fd, EPOLLPRI, handler, c);
 	if (r < 0) {
 		close(fd);
 		return r;
 	}
-	(void)sd_event_source_set_io_fd_own(c->answer_source, true);
+	return sd_event_source_set_io_fd_own(*ret, true);
+}
+
+static int watch_answers(Companion *c)
+{
+	int r;
+
+	r = add_entries_source(c, &c->answer_source, on_answer_entries);
+	if (r < 0)
+		return r;
 	r = sd_event_add_time_relative(c->event, &c->rescan_timer, CLOCK_MONOTONIC,
 				       RESCAN_MIN_USEC, 0, on_rescan, c);
 	if (r < 0)
@@ -410,23 +420,11 @@ static int on_pin_deadline(sd_event_source *s, uint64_t usec, void *userdata)
 
 static int watch_entries(Companion *c, usec_t deadline)
 {
-	_cleanup_free_ char *path = path_join(c->dir, "entries");
-	char buf[64];
-	int fd, r;
+	int r;
 
-	if (!path)
-		return -ENOMEM;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	while (read(fd, buf, sizeof(buf)) > 0)
-		;
-	r = sd_event_add_io(c->event, &c->entries_source, fd, EPOLLPRI, on_entries, c);
-	if (r < 0) {
-		close(fd);
+	r = add_entries_source(c, &c->entries_source, on_entries);
+	if (r < 0)
 		return r;
-	}
-	(void)sd_event_source_set_io_fd_own(c->entries_source, true);
 	return sd_event_add_time(c->event, &c->deadline_source, CLOCK_MONOTONIC, deadline, 0,
 				 on_pin_deadline, c);
 }
