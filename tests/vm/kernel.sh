@@ -27,8 +27,10 @@ cache=${FWH_CACHE:-$HOME/.cache/fw-helperd}/kernel
 
 # Modules the guest gets, with their dependencies (FWH_VM_MODULES adds
 # more). The full tree is ~400 MB unpacked: far too much to copy into RAM
-# on every boot.
-guest_modules="test_firmware ${FWH_VM_MODULES:-}"
+# on every boot. loop, dm_mod, ext4 and crc32c_generic (ext4 asks the crypto
+# API for crc32c at mount): a failing disk under a firmware root
+# (cases/50-fault-read-error.sh).
+guest_modules="test_firmware loop dm_mod ext4 crc32c_generic ${FWH_VM_MODULES:-}"
 
 log() { echo "kernel.sh: $*" >&2; }
 die() { log "$*"; exit 1; }
