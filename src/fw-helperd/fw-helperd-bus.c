@@ -257,22 +257,96 @@ static const sd_bus_vtable manager_vtable[] = {
 	SD_BUS_VTABLE_END
 };
 
+/* Reconnection backs off from 100 ms to 5 s: dbus may take a while to come back. */
+#define RECONNECT_MIN_USEC (100 * USEC_PER_MSEC)
+#define RECONNECT_MAX_USEC (5 * USEC_PER_SEC)
+
+static int on_disconnected(sd_bus_message *message, void *userdata, sd_bus_error *error);
+
+static int on_name_reply(sd_bus_message *reply, void *userdata, sd_bus_error *error)
+{
+	const sd_bus_error *e = sd_bus_message_get_error(reply);
+
+	if (e)
+		log_error("Failed to take the bus name " BUS_NAME " again: %s", e->message ?: e->name);
+	return 0;
+}
+
+/* block: wait for the name (at start); else ask without stalling requests on a slow bus. */
+static int bus_connect(Manager *m, bool block)
+{
+	_cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+	int r;
+
+	r = sd_bus_open_system(&bus);
+	if (r < 0)
+		return log_debug_errno(r, "Failed to connect to the system bus: %m");
+	r = sd_bus_add_object_vtable(bus, NULL, BUS_PATH, BUS_INTERFACE, manager_vtable, m);
+	if (r < 0)
+		return log_error_errno(r, "Failed to register D-Bus object: %m");
+	r = block ? sd_bus_request_name(bus, BUS_NAME, 0) :
+		    sd_bus_request_name_async(bus, NULL, BUS_NAME, 0, on_name_reply, m);
+	if (r < 0)
+		return log_error_errno(r, "Failed to take the bus name " BUS_NAME ": %m");
+	/* Without this the connection would just stay dead when dbus restarts. */
+	r = sd_bus_match_signal_async(bus, NULL, "org.freedesktop.DBus.Local", NULL,
+				      "org.freedesktop.DBus.Local", "Disconnected", on_disconnected,
+				      NULL, m);
+	if (r < 0)
+		return log_error_errno(r, "Failed to watch for the bus going away: %m");
+	r = sd_bus_attach_event(bus, m->event, SD_EVENT_PRIORITY_NORMAL);
+	if (r < 0)
+		return log_error_errno(r, "Failed to attach the bus to the event loop: %m");
+	m->bus = TAKE_PTR(bus);
+	return 0;
+}
+
+static int on_reconnect(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	Manager *m = userdata;
+	int r;
+
+	if (m->bus) {
+		/* off the bus's own dispatch: safe to let go of it now */
+		sleep_bus_lost(m->sleep);
+		m->bus = sd_bus_flush_close_unref(m->bus);
+	}
+	r = bus_connect(m, false);
+	if (r < 0) {
+		m->reconnect_interval = MIN(m->reconnect_interval * 2, RECONNECT_MAX_USEC);
+		(void)sd_event_source_set_time_relative(s, m->reconnect_interval);
+		return sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+	}
+	m->bus_reconnect = sd_event_source_disable_unref(m->bus_reconnect);
+	log_info("Back on the system bus as " BUS_NAME ".");
+	sleep_bus_attached(m->sleep);
+	manager_changed(m);
+	return 0;
+}
+
+static int on_disconnected(sd_bus_message *message, void *userdata, sd_bus_error *error)
+{
+	Manager *m = userdata;
+	int r;
+
+	if (m->bus_reconnect || m->state == MANAGER_STOPPING)
+		return 0;
+	log_warning("Lost the system bus; serving on, reconnecting.");
+	m->reconnect_interval = RECONNECT_MIN_USEC;
+	r = sd_event_add_time_relative(m->event, &m->bus_reconnect, CLOCK_MONOTONIC, 0, 0,
+				       on_reconnect, m);
+	if (r < 0)
+		return log_error_errno(r, "Failed to schedule reconnecting to the bus: %m");
+	return 0;
+}
+
 int manager_bus_start(Manager *m)
 {
 	int r;
 
-	r = sd_bus_open_system(&m->bus);
+	r = bus_connect(m, true);
 	if (r < 0)
 		return log_error_errno(r, "Failed to connect to the system bus: %m");
-	r = sd_bus_add_object_vtable(m->bus, NULL, BUS_PATH, BUS_INTERFACE, manager_vtable, m);
-	if (r < 0)
-		return log_error_errno(r, "Failed to register D-Bus object: %m");
-	r = sd_bus_request_name(m->bus, BUS_NAME, 0);
-	if (r < 0)
-		return log_error_errno(r, "Failed to take the bus name " BUS_NAME ": %m");
-	r = sd_bus_attach_event(m->bus, m->event, SD_EVENT_PRIORITY_NORMAL);
-	if (r < 0)
-		return log_error_errno(r, "Failed to attach the bus to the event loop: %m");
 	return 0;
 }
 

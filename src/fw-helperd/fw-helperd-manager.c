@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <systemd/sd-daemon.h>
 
@@ -102,6 +103,7 @@ Manager *manager_free(Manager *m)
 	sd_event_source_disable_unref(m->mountinfo_source);
 	sd_event_source_disable_unref(m->exit_timer);
 	sd_event_source_disable_unref(m->bus_emit);
+	sd_event_source_disable_unref(m->bus_reconnect);
 	sd_bus_flush_close_unref(m->bus);
 	sd_event_unref(m->event);
 	missing_free_all(m);
@@ -132,6 +134,14 @@ static unsigned read_kernel_timeout(Manager *m)
 	return (unsigned)MIN(v, (uint64_t)UINT32_MAX);
 }
 
+/* 0 when gone */
+static ino_t dir_ino(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) < 0 ? 0 : st.st_ino;
+}
+
 static Request *find_request(Manager *m, const char *kobj)
 {
 	for (Request *r = m->requests; r; r = r->next)
@@ -159,6 +169,8 @@ static void log_rejected(const RequestInfo *info, const char *reason)
 	if (info->devpath)
 		log_entry_add(&e, "DEVPATH=%s", info->devpath);
 	log_entry_add(&e, "FW_RESULT=rejected");
+	if (info->origin)
+		log_entry_add(&e, "FW_EVENT=%s", info->origin);
 	log_entry_add(&e, "FW_REASON=%s", reason);
 	log_entry_send(&e, LOG_WARNING, 0, FW_MESSAGE_REJECTED,
 		       "Refused firmware request for '%s': %s; answered -1.", shown ?: "?", reason);
@@ -194,6 +206,7 @@ static int arm_deadline(Manager *m, Request *req, unsigned timeout_sec)
 int manager_submit(Manager *m, const RequestInfo *info)
 {
 	_cleanup_(request_freep) Request *req = NULL;
+	Request *existing;
 	const char *kobj, *reason;
 	int r;
 
@@ -201,8 +214,16 @@ int manager_submit(Manager *m, const RequestInfo *info)
 		return 0; /* left pending for the next instance */
 	kobj = strrchr(info->sysfs_dir, '/');
 	kobj = kobj ? kobj + 1 : info->sysfs_dir;
-	if (find_request(m, kobj))
+	existing = find_request(m, kobj);
+	if (existing) {
+		/*
+		 * A directory other than the one taken is a new request, which the kernel could
+		 * add only after the one in flight was answered: look again once that is done.
+		 */
+		if (dir_ino(info->sysfs_dir) != existing->ino)
+			existing->asked_again = true;
 		return 0;
+	}
 
 	if (fw_name_check(info->name, &reason) < 0) {
 		m->rejected++;
@@ -217,6 +238,8 @@ int manager_submit(Manager *m, const RequestInfo *info)
 		return log_oom();
 	if (info->age < req->started)
 		req->started -= info->age; /* deadlines count from when the kernel started waiting */
+	req->ino = dir_ino(info->sysfs_dir);
+	req->origin = info->origin;
 	r = manager_search_roots(m, &req->roots);
 	if (r < 0)
 		return log_error_errno(r, "Failed to build the firmware search path: %m");
@@ -300,6 +323,8 @@ static void add_request_fields(LogEntry *e, const Request *req)
 	if (req->devpath)
 		log_entry_add(e, "DEVPATH=%s", req->devpath);
 	log_entry_add(e, "FW_RESULT=%s", request_result_to_string(req->result));
+	if (req->origin)
+		log_entry_add(e, "FW_EVENT=%s", req->origin);
 	log_entry_add(e, "FW_DURATION_USEC=%" PRIu64, req->duration);
 	if (req->result == REQUEST_SERVED)
 		log_entry_add(e, "FW_SOURCE=%s", req->cached ? "cache" : "disk");
@@ -380,7 +405,9 @@ static void request_done(void *userdata)
 	count_completion(m, req);
 	log_completion(m, req);
 	/* A new request under the same name may have been ignored while this one was in flight. */
-	if (req->result == REQUEST_GONE && m->state == MANAGER_RUNNING)
+	if (req->asked_again && m->state == MANAGER_RUNNING)
+		(void)manager_udev_scan_one(m, req->kobj, req->ino);
+	else if (req->result == REQUEST_GONE && m->state == MANAGER_RUNNING)
 		(void)manager_rescan(m);
 	request_free(req);
 	manager_changed(m);

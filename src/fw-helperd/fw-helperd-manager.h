@@ -8,6 +8,7 @@
 
 #include "fw-helperd-conf.h"
 #include "fw-helperd-request.h"
+#include "fw-helperd-rules.h"
 #include "fw-helperd-verify.h"
 #include "fw-helperd-worker.h"
 #include "macro.h"
@@ -55,9 +56,18 @@ typedef struct Manager {
 	struct udev *udev;
 	struct udev_monitor *monitor;
 	sd_event_source *monitor_source;
+	/* EventSource=udev without exclusion rules: the kernel's event is taken at once, and
+	 * udev's copy of it (same SEQNUM) passed over (fw-helperd-udev.c) */
+	struct udev_monitor *kernel_monitor;
+	sd_event_source *kernel_monitor_source;
+	RulesWatch *rules;
+	uint64_t taken_seqnums[256];
+	unsigned taken_next;
 	sd_event_source *mountinfo_source;
 	sd_event_source *exit_timer;
 	sd_event_source *bus_emit;
+	sd_event_source *bus_reconnect;	/* armed while the bus is lost */
+	usec_t reconnect_interval;
 
 	WorkerPool *workers;
 	Sleep *sleep;		/* logind, registry, cache, deferral (fw-helperd-sleep.c) */
@@ -85,6 +95,7 @@ typedef struct RequestInfo {
 	const char *devpath;	/* requesting device, may be NULL */
 	unsigned timeout_sec;	/* TIMEOUT= of the uevent, 0 when unknown */
 	usec_t age;		/* how long ago udev first saw it (the kernel's timer runs since) */
+	const char *origin;	/* how we heard of it: "udev", "kernel" or "scan" (static) */
 } RequestInfo;
 
 /* Takes a pending request; one already being answered is ignored. */

@@ -18,6 +18,9 @@ const char *request_result_to_string(RequestResult r)
 	return r >= 0 && r < _REQUEST_RESULT_MAX ? result_table[r] : NULL;
 }
 
+/* Nothing to see on the way: the kernel copies from the page cache itself. */
+static const FwStreamOps plain_ops = { .sendfile = true };
+
 int request_new(const char *name, const char *kobj, const char *sysfs_dir, const char *devpath,
 		Request **ret)
 {
@@ -119,7 +122,7 @@ found:
 		goto out;
 	}
 	n = fw_stream_serve(r->sysfs_dir, serve, r->deadline, &r->cancel,
-			    verify_stream_ops(&r->verify));
+			    verify_stream_ops(&r->verify) ?: &plain_ops);
 	if (n < 0) {
 		r->error = (int)n;
 		r->result = verify_check_refused(&r->verify) ? REQUEST_UNVERIFIED :

@@ -37,6 +37,7 @@ typedef struct Request {
 	char *kobj;		/* directory name, unique among pending requests */
 	char *sysfs_dir;	/* absolute path of the directory */
 	char *devpath;		/* DEVPATH of the requesting device, or NULL */
+	const char *origin;	/* "udev", "kernel" or "scan" (static) */
 	char **roots;		/* search roots, fixed when the request was taken */
 	uint64_t max_size;
 	usec_t started;		/* CLOCK_MONOTONIC */
@@ -44,6 +45,8 @@ typedef struct Request {
 	atomic_bool cancel;	/* set by the loop: stop streaming, abort */
 	atomic_bool running;	/* a worker has picked it up */
 	bool timed_out;		/* the deadline fired (loop only) */
+	ino_t ino;		/* of the directory when taken: tells a successor of the same name */
+	bool asked_again;	/* a successor's add came while in flight (loop only) */
 	sd_event_source *deadline_source;
 	void *userdata;
 	CachedBlob *cached;	/* set by the loop: serve this, touching no file system at all */

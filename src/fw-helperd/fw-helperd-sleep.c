@@ -730,6 +730,23 @@ static int watch_logind(Sleep *s)
 	return 0;
 }
 
+void sleep_bus_lost(Sleep *s)
+{
+	release_lock(s);
+	s->inhibit_call = sd_bus_slot_unref(s->inhibit_call);
+	s->preparing_call = sd_bus_slot_unref(s->preparing_call);
+	s->prepare_match = sd_bus_slot_unref(s->prepare_match);
+	s->owner_match = sd_bus_slot_unref(s->owner_match);
+}
+
+void sleep_bus_attached(Sleep *s)
+{
+	/* A suspend may have come and gone unseen: what is held is released on schedule. */
+	if (s->state == SLEEP_SLEEPING)
+		enter_resume(s, "bus lost");
+	(void)watch_logind(s);
+}
+
 /* ---- life cycle ---- */
 
 int sleep_new(Manager *m, Sleep **ret)

@@ -89,6 +89,10 @@ const SleepSettings *sleep_settings(Sleep *s);
 
 /* After the bus is up and before the first scan: registry, state of a previous instance, logind. */
 int sleep_start(Sleep *s);
+/* The bus went away: every call and match on it is dropped, the lock with it. */
+void sleep_bus_lost(Sleep *s);
+/* On a new bus connection: watches logind again and takes a new lock. */
+void sleep_bus_attached(Sleep *s);
 /* At SIGTERM: deferred requests stay pending for the next instance; the timeout is restored. */
 void sleep_stop(Sleep *s);
 

@@ -260,8 +260,8 @@ static int stream_file_read_write(const FwStreamOps *ops, int data_fd, const FwB
  * page cache pages into kernfs (kernfs_file_fops has .splice_write =
  * iter_file_splice_write, which loops over kernfs' one-page writes). Checked against
  * real requests on 6.1 and 6.12 (64 MiB, byte-exact, under TCG): 190-210 ms against
- * 290-310 ms for read/write on 6.12, within noise on 6.1. Opt-in for now (see
- * FwStreamOps.sendfile), so that the default path is the one the hooks test.
+ * 290-310 ms for read/write on 6.12, within noise on 6.1. The daemon's default
+ * (FwStreamOps.sendfile); the hooks of the tests see the read/write path.
  */
 static int stream_file_sendfile(int data_fd, const FwBlob *blob, usec_t deadline,
 				const atomic_bool *cancel, uint64_t *offset)

@@ -17,7 +17,7 @@ typedef struct FwStreamOps {
 	ssize_t (*pread)(int fd, void *buf, size_t len, off_t offset);
 	/* Try sendfile() from a file blob into data first (bypasses the two hooks above),
 	 * falling back to pread()/write() when the kernel refuses it (EINVAL, ENOSYS).
-	 * Works on 6.1 and 6.12; off by default (NULL ops) until the VM suite has timed it.
+	 * Works on 6.1 and 6.12; the daemon sets it unless an [Integrity] check observes.
 	 * Ignored when observe is set: the data must pass through our hands to be seen. */
 	bool sendfile;
 	/* Sees every byte of the image in order as it goes into data, once (offset 0 again

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "fw-helperd-manager.h"
@@ -69,33 +70,61 @@ static unsigned parse_timeout(const char *s)
 	return (unsigned)MIN(v, (uint64_t)UINT32_MAX);
 }
 
+static bool is_firmware_add(struct udev_device *d)
+{
+	const char *action = udev_device_get_action(d);
+
+	return action && strcmp(action, "add") == 0 && udev_device_get_syspath(d) &&
+	       udev_device_get_property_value(d, "FIRMWARE") &&
+	       strcmp(udev_device_get_subsystem(d) ?: "", "firmware") == 0;
+}
+
+static void submit_device(Manager *m, struct udev_device *d, const char *origin)
+{
+	const char *syspath = udev_device_get_syspath(d);
+	_cleanup_free_ char *devpath = requester_devpath("/sys", syspath);
+
+	(void)manager_submit(m, &(RequestInfo){
+		.name = udev_device_get_property_value(d, "FIRMWARE"),
+		.sysfs_dir = syspath,
+		.devpath = devpath,
+		.timeout_sec = parse_timeout(udev_device_get_property_value(d, "TIMEOUT")),
+		.age = udev_device_get_usec_since_initialized(d),
+		.origin = origin,
+	});
+}
+
+/* udev's copy of a kernel event taken already: forgets it, it comes once. */
+static bool taken_from_kernel(Manager *m, uint64_t seqnum)
+{
+	for (size_t i = 0; seqnum > 0 && i < ELEMENTSOF(m->taken_seqnums); i++)
+		if (m->taken_seqnums[i] == seqnum) {
+			m->taken_seqnums[i] = 0;
+			return true;
+		}
+	return false;
+}
+
 static void handle_device(Manager *m, struct udev_device *d)
 {
 	const char *action = udev_device_get_action(d);
-	const char *name = udev_device_get_property_value(d, "FIRMWARE");
 	const char *syspath = udev_device_get_syspath(d);
-	_cleanup_free_ char *devpath = NULL;
 
 	if (action && strcmp(action, "remove") == 0 && udev_device_get_devpath(d)) {
 		/* a device firmware was served to is gone: its names may be no longer needed */
 		sleep_device_removed(m->sleep, udev_device_get_devpath(d));
 		return;
 	}
-	if (!action || strcmp(action, "add") != 0 || !name || !syspath ||
-	    strcmp(udev_device_get_subsystem(d) ?: "", "firmware") != 0)
+	if (!is_firmware_add(d))
 		return;
 	if (is_excluded(d)) {
 		log_debug("Ignoring firmware request %s: %s is set.", syspath, IGNORE_PROPERTY);
 		return;
 	}
-	devpath = requester_devpath("/sys", syspath);
-	(void)manager_submit(m, &(RequestInfo){
-		.name = name,
-		.sysfs_dir = syspath,
-		.devpath = devpath,
-		.timeout_sec = parse_timeout(udev_device_get_property_value(d, "TIMEOUT")),
-		.age = udev_device_get_usec_since_initialized(d),
-	});
+	if (m->kernel_monitor && (taken_from_kernel(m, udev_device_get_seqnum(d)) ||
+				  access(syspath, F_OK) < 0))
+		return; /* answered from the kernel's event, or gone before udev was done */
+	submit_device(m, d, m->config->event_source == EVENT_SOURCE_KERNEL ? "kernel" : "udev");
 }
 
 static int on_uevent(sd_event_source *s, int fd, uint32_t revents, void *userdata)
@@ -111,34 +140,70 @@ static int on_uevent(sd_event_source *s, int fd, uint32_t revents, void *userdat
 	return 0;
 }
 
+/* The kernel's event, beside udev's: taken at once unless a udev rule may exclude it. */
+static int on_kernel_uevent(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	Manager *m = userdata;
+	struct udev_device *d;
+
+	while ((d = udev_monitor_receive_device(m->kernel_monitor))) {
+		if (is_firmware_add(d) && !rules_watch_excludes(m->rules)) {
+			m->taken_seqnums[m->taken_next++ % ELEMENTSOF(m->taken_seqnums)] =
+				udev_device_get_seqnum(d);
+			submit_device(m, d, "kernel");
+		}
+		udev_device_unref(d);
+	}
+	return 0;
+}
+
+static int open_monitor(Manager *m, const char *source, struct udev_monitor **ret_monitor,
+			sd_event_source **ret_source, sd_event_io_handler_t handler)
+{
+	struct udev_monitor *monitor;
+	int r;
+
+	monitor = udev_monitor_new_from_netlink(m->udev, source);
+	if (!monitor)
+		return log_error_errno(-EIO, "Failed to listen to %s events.", source);
+	*ret_monitor = monitor;
+	r = udev_monitor_filter_add_match_subsystem_devtype(monitor, "firmware", NULL);
+	if (r < 0)
+		return log_error_errno(r, "Failed to filter %s events: %m", source);
+	/* A burst at boot must not overflow the socket; needs CAP_NET_ADMIN, fine without. */
+	(void)udev_monitor_set_receive_buffer_size(monitor, 8 * 1024 * 1024);
+	r = udev_monitor_enable_receiving(monitor);
+	if (r < 0)
+		return log_error_errno(r, "Failed to receive %s events: %m", source);
+	r = sd_event_add_io(m->event, ret_source, udev_monitor_get_fd(monitor), EPOLLIN, handler, m);
+	if (r < 0)
+		return log_error_errno(r, "Failed to watch %s events: %m", source);
+	(void)sd_event_source_set_description(*ret_source, source);
+	return 0;
+}
+
 int manager_udev_start(Manager *m)
 {
-	const char *source;
+	bool kernel_only = m->config->event_source == EVENT_SOURCE_KERNEL;
 	int r;
 
 	if (m->config->event_source == EVENT_SOURCE_NONE)
 		return 0;
-	source = m->config->event_source == EVENT_SOURCE_KERNEL ? "kernel" : "udev";
-
 	m->udev = udev_new();
 	if (!m->udev)
 		return log_oom();
-	m->monitor = udev_monitor_new_from_netlink(m->udev, source);
-	if (!m->monitor)
-		return log_error_errno(-EIO, "Failed to listen to %s events.", source);
-	r = udev_monitor_filter_add_match_subsystem_devtype(m->monitor, "firmware", NULL);
+	r = open_monitor(m, kernel_only ? "kernel" : "udev", &m->monitor, &m->monitor_source, on_uevent);
+	if (r < 0 || kernel_only)
+		return r;
+	/* Only a speed-up: udev's events alone answer everything. */
+	r = rules_watch_new(m->event, NULL, &m->rules);
 	if (r < 0)
-		return log_error_errno(r, "Failed to filter %s events: %m", source);
-	/* A burst at boot must not overflow the socket; needs CAP_NET_ADMIN, fine without. */
-	(void)udev_monitor_set_receive_buffer_size(m->monitor, 8 * 1024 * 1024);
-	r = udev_monitor_enable_receiving(m->monitor);
-	if (r < 0)
-		return log_error_errno(r, "Failed to receive %s events: %m", source);
-	r = sd_event_add_io(m->event, &m->monitor_source, udev_monitor_get_fd(m->monitor), EPOLLIN,
-			    on_uevent, m);
-	if (r < 0)
-		return log_error_errno(r, "Failed to watch %s events: %m", source);
-	(void)sd_event_source_set_description(m->monitor_source, "uevents");
+		return log_warning_errno(r, "Cannot watch udev's rules, waiting for udev's events: %m");
+	r = open_monitor(m, "kernel", &m->kernel_monitor, &m->kernel_monitor_source, on_kernel_uevent);
+	if (r < 0) {
+		m->kernel_monitor_source = sd_event_source_disable_unref(m->kernel_monitor_source);
+		m->kernel_monitor = udev_monitor_unref(m->kernel_monitor);
+	}
 	return 0;
 }
 
@@ -160,6 +225,9 @@ void manager_udev_stop(Manager *m)
 {
 	m->monitor_source = sd_event_source_disable_unref(m->monitor_source);
 	m->monitor = udev_monitor_unref(m->monitor);
+	m->kernel_monitor_source = sd_event_source_disable_unref(m->kernel_monitor_source);
+	m->kernel_monitor = udev_monitor_unref(m->kernel_monitor);
+	m->rules = rules_watch_free(m->rules);
 	m->udev = udev_unref(m->udev);
 }
 
@@ -246,7 +314,31 @@ static int scan_entry(Manager *m, int dirfd, const char *class_dir, const char *
 		.sysfs_dir = syspath,
 		.devpath = devpath,
 		.timeout_sec = timeout,
+		.origin = "scan",
 	});
+}
+
+int manager_udev_scan_one(Manager *m, const char *kobj, ino_t old_ino)
+{
+	_cleanup_free_ char *class_dir = NULL;
+	struct stat st;
+	int dirfd, r;
+
+	class_dir = path_join(m->options.sysfs_root, "class/firmware");
+	if (!class_dir)
+		return log_oom();
+	dirfd = open(class_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	/* the predecessor's directory lingers until the kernel's waiter deletes it */
+	if (fstatat(dirfd, kobj, &st, 0) < 0 || st.st_ino == old_ino)
+		r = 0;
+	else
+		r = scan_entry(m, dirfd, class_dir, kobj);
+	close(dirfd);
+	if (r > 0)
+		log_debug("Took request %s, asked again while its predecessor was answered.", kobj);
+	return r;
 }
 
 int manager_udev_scan(Manager *m)

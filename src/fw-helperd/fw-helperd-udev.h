@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
+#include <sys/types.h>
+
 typedef struct Manager Manager;
 
 /* Listens for firmware `add` events: udev's monitor (after rules) or the kernel's netlink. */
@@ -11,3 +13,5 @@ int manager_udev_watch_subsystem(Manager *m, const char *subsystem);
 
 /* Every directory under <sysfs>/class/firmware with a `loading` file is a pending request. */
 int manager_udev_scan(Manager *m);
+/* The same for the one directory kobj, unless it is still the one of inode old_ino. */
+int manager_udev_scan_one(Manager *m, const char *kobj, ino_t old_ino);
