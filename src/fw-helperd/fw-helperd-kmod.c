@@ -162,14 +162,17 @@ static int set_userspace_fallback(Companion *c, bool on)
 	return write_string_at(dirfd, "userspace_fallback", on ? "1" : "0");
 }
 
-/* sysfs polling re-arms only after the attribute is read again */
-static void drain(int fd)
+/* sysfs polling re-arms only after the attribute is read again. false: the file is gone
+ * (the module was unloaded; its poll then reports an event forever). */
+static bool drain(int fd)
 {
 	char buf[256];
+	ssize_t n;
 
 	(void)lseek(fd, 0, SEEK_SET);
-	while (read(fd, buf, sizeof(buf)) > 0)
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
 		;
+	return n == 0;
 }
 
 static bool any_loading(Companion *c)
@@ -198,12 +201,30 @@ static int on_rescan(sd_event_source *s, uint64_t usec, void *userdata)
 	return sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
 }
 
+static void stop_answering(Companion *c)
+{
+	c->answer_source = sd_event_source_disable_unref(c->answer_source);
+	c->rescan_timer = sd_event_source_disable_unref(c->rescan_timer);
+	c->answering = false;
+}
+
+/* rmmod under us: nothing to pin into until it is back (companion_pin() looks again). */
+static void companion_lost(Companion *c)
+{
+	stop_answering(c);
+	c->status = "unloaded";
+	log_module(LOG_WARNING, -ENODEV, "not used", "unloaded while in use");
+}
+
 /* Whoever wrote the name (our pin or an admin), a load that waits for us is found soon. */
 static int on_answer_entries(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 {
 	Companion *c = userdata;
 
-	drain(fd);
+	if (!drain(fd)) {
+		companion_lost(c);
+		return 0;
+	}
 	c->rescan_interval = RESCAN_MIN_USEC;
 	(void)sd_event_source_set_time_relative(c->rescan_timer, c->rescan_interval);
 	(void)sd_event_source_set_enabled(c->rescan_timer, SD_EVENT_ONESHOT);
@@ -259,8 +280,7 @@ void companion_set_answering(Companion *c, void (*rescan)(void *userdata), void 
 	if (r < 0) {
 		/* an older module, say: names only we can find are pinned only with a forced fallback */
 		log_full_errno(LOG_NOTICE, r, "Companion module does not ask fw-helperd for what only it can find: %m");
-		c->answer_source = sd_event_source_disable_unref(c->answer_source);
-		c->rescan_timer = sd_event_source_disable_unref(c->rescan_timer);
+		stop_answering(c);
 		return;
 	}
 	c->answering = true;
@@ -295,6 +315,33 @@ Companion *companion_free(Companion *c)
 bool companion_available(const Companion *c)
 {
 	return c && c->status && strcmp(c->status, "loaded") == 0;
+}
+
+bool companion_recheck(Companion *c)
+{
+	if (c && c->mode != COMPANION_OFF && !companion_available(c) && access(c->dir, F_OK) >= 0) {
+		c->status = "loaded";
+		log_module(LOG_INFO, 0, "in use", "loaded since the start");
+		if (c->rescan)
+			companion_set_answering(c, c->rescan, c->rescan_userdata);
+	}
+	return companion_available(c);
+}
+
+/* An answer watch on the files of a module unloaded since then reads nothing. */
+static bool answer_watch_alive(Companion *c)
+{
+	return !c->answer_source || drain(sd_event_source_get_io_fd(c->answer_source));
+}
+
+void companion_module_changed(Companion *c, bool present)
+{
+	if (!c || c->mode == COMPANION_OFF)
+		return;
+	if (companion_available(c) && (!present || !answer_watch_alive(c)))
+		companion_lost(c);
+	if (present)
+		(void)companion_recheck(c);
 }
 
 const char *companion_status(const Companion *c)

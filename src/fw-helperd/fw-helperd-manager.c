@@ -602,6 +602,9 @@ int manager_run(Manager *m)
 		return -EINVAL; /* exit status 78, like a broken configuration */
 	}
 	companion_set_answering(m->companion, manager_rescan_cb, m);
+	/* rmmod and modprobe of the module while we run */
+	if (m->config->companion_mode != COMPANION_OFF)
+		(void)manager_udev_watch_subsystem(m, "module");
 	/* Before the scan: a start on a read-only root defers what it finds. */
 	r = sleep_start(m->sleep);
 	if (r < 0)

@@ -252,7 +252,7 @@ int sleep_module_sync(Sleep *s, char *const *names, usec_t deadline)
 	Companion *companion = s->manager->companion;
 	int r;
 
-	if (!companion_available(companion))
+	if (!companion_recheck(companion))
 		return 0;
 	if (!names) {
 		r = companion_unpin_all(companion);

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fw-helperd-kmod.h"
 #include "fw-helperd-manager.h"
 #include "fw-helperd-name.h"
 #include "fw-helperd-sleep.h"
@@ -110,6 +111,11 @@ static void handle_device(Manager *m, struct udev_device *d)
 	const char *action = udev_device_get_action(d);
 	const char *syspath = udev_device_get_syspath(d);
 
+	if (action && strcmp(udev_device_get_subsystem(d) ?: "", "module") == 0) {
+		if (strcmp(udev_device_get_sysname(d) ?: "", COMPANION_MODULE_NAME) == 0)
+			companion_module_changed(m->companion, strcmp(action, "remove") != 0);
+		return;
+	}
 	if (action && strcmp(action, "remove") == 0 && udev_device_get_devpath(d)) {
 		/* a device firmware was served to is gone: its names may be no longer needed */
 		sleep_device_removed(m->sleep, udev_device_get_devpath(d));

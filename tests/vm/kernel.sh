@@ -29,8 +29,8 @@ cache=${FWH_CACHE:-$HOME/.cache/fw-helperd}/kernel
 # more). The full tree is ~400 MB unpacked: far too much to copy into RAM
 # on every boot. loop, dm_mod, ext4 and crc32c_generic (ext4 asks the crypto
 # API for crc32c at mount): a failing disk under a firmware root
-# (cases/50-fault-read-error.sh).
-guest_modules="test_firmware loop dm_mod ext4 crc32c_generic ${FWH_VM_MODULES:-}"
+# (cases/50-fault-read-error.sh), dm_delay a slow one (cases/50-fault-kill-midprewarm.sh).
+guest_modules="test_firmware loop dm_mod dm_delay ext4 crc32c_generic ${FWH_VM_MODULES:-}"
 
 log() { echo "kernel.sh: $*" >&2; }
 die() { log "$*"; exit 1; }
