@@ -54,7 +54,7 @@ int manager_new(const ManagerOptions *options, Manager **ret)
 	r = config_load(m->options.config_file, m->options.config_dropin_dir, &m->config);
 	if (r < 0) {
 		log_error_errno(r, "Refusing to start with a broken or unreadable configuration: %m");
-		return -EINVAL; /* exit status 78: restarting cannot help */
+		return MANAGER_UNRECOVERABLE;
 	}
 	if (m->options.event_source >= 0)
 		m->config->event_source = m->options.event_source;
@@ -599,7 +599,7 @@ int manager_run(Manager *m)
 	r = companion_new(m->event, m->options.sysfs_root, m->config->companion_mode, &m->companion);
 	if (r < 0) {
 		log_error_errno(r, "The companion module is required (Mode=required) but cannot be used.");
-		return -EINVAL; /* exit status 78, like a broken configuration */
+		return MANAGER_UNRECOVERABLE;
 	}
 	companion_set_answering(m->companion, manager_rescan_cb, m);
 	/* rmmod and modprobe of the module while we run */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <systemd/sd-bus.h>
@@ -80,6 +81,10 @@ typedef struct Manager {
 
 	uint64_t served, failed, missing_count, rejected, bytes_served;
 } Manager;
+
+/* From manager_new() and manager_run(): the configuration (or Mode=required) stops the
+ * start, and restarting cannot help (exit status 78). No library returns this errno. */
+#define MANAGER_UNRECOVERABLE (-ENOTRECOVERABLE)
 
 int manager_new(const ManagerOptions *options, Manager **ret);
 Manager *manager_free(Manager *m);

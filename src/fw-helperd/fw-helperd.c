@@ -18,6 +18,7 @@ static ManagerOptions arg_options = {
 	.event_source = -1,
 };
 static bool arg_check_config;
+static bool arg_log_level_set;
 static bool arg_load_module;
 
 static void help(void)
@@ -113,6 +114,7 @@ static int parse_argv(int argc, char *argv[])
 			if (r < 0)
 				return log_error_errno(r, "Unknown log level '%s'.", optarg);
 			log_set_max_level(r);
+			arg_log_level_set = true;
 			break;
 		case ARG_LOG_TARGET:
 			r = log_target_from_string(optarg);
@@ -157,7 +159,8 @@ static int load_module(void)
 		return EXIT_CONFIG;
 	if (sd_event_default(&e) < 0)
 		return EXIT_FAILURE;
-	log_set_max_level(LOG_WARNING);
+	if (!arg_log_level_set)
+		log_set_max_level(LOG_WARNING); /* the daemon itself says what it uses */
 	return companion_new(e, arg_options.sysfs_root, c->companion_mode, &companion) < 0 ?
 		EXIT_FAILURE : EXIT_SUCCESS;
 }
@@ -172,12 +175,12 @@ static int run(void)
 	if (arg_load_module)
 		return load_module();
 	r = manager_new(&arg_options, &m);
-	if (r == -EINVAL)
+	if (r == MANAGER_UNRECOVERABLE)
 		return EXIT_CONFIG;
 	if (r < 0)
 		return EXIT_FAILURE;
 	r = manager_run(m);
-	if (r == -EINVAL)
+	if (r == MANAGER_UNRECOVERABLE)
 		return EXIT_CONFIG;
 	return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 }
