@@ -498,11 +498,35 @@ void manager_stop(Manager *m)
 					 0, on_exit_timeout, m);
 }
 
+/*
+ * systemd's watchdog only while there is something to answer or a suspend cycle under
+ * way, where a hung loop would cost drivers their timeouts. An idle daemon then wakes
+ * for nothing at all: no pings, and WATCHDOG_USEC=0 tells systemd not to expect any.
+ */
+static void update_watchdog(Manager *m)
+{
+	bool busy = m->n_requests > 0 || m->state != MANAGER_RUNNING ||
+		    (m->sleep && m->sleep->state != SLEEP_IDLE);
+	uint64_t usec;
+
+	if (busy == m->watchdog_on || sd_watchdog_enabled(false, &usec) <= 0)
+		return;
+	if (busy) {
+		(void)sd_notifyf(false, "WATCHDOG=1\nWATCHDOG_USEC=%" PRIu64, usec);
+		m->watchdog_on = sd_event_set_watchdog(m->event, true) > 0;
+	} else {
+		(void)sd_event_set_watchdog(m->event, false);
+		(void)sd_notify(false, "WATCHDOG_USEC=0");
+	}
+	m->watchdog_on = busy;
+}
+
 static int on_emit(sd_event_source *s, void *userdata)
 {
 	Manager *m = userdata;
 
 	m->bus_emit = sd_event_source_disable_unref(m->bus_emit);
+	update_watchdog(m);
 	manager_bus_emit_changed(m);
 	(void)sd_notifyf(false, "STATUS=%s: %" PRIu64 " served, %" PRIu64 " missing, %" PRIu64
 			 " failed, %u in flight", manager_state_to_string(m->state), m->served,
@@ -584,7 +608,7 @@ int manager_run(Manager *m)
 	r = worker_pool_new(m->event, m->config->workers, request_done, &m->workers);
 	if (r < 0)
 		return log_error_errno(r, "Failed to start worker threads: %m");
-	(void)sd_event_set_watchdog(m->event, true);
+	m->watchdog_on = sd_event_set_watchdog(m->event, true) > 0;
 
 	if (!m->options.no_bus) {
 		r = manager_bus_start(m);

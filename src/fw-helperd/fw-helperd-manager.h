@@ -68,6 +68,7 @@ typedef struct Manager {
 	sd_event_source *exit_timer;
 	sd_event_source *bus_emit;
 	sd_event_source *bus_reconnect;	/* armed while the bus is lost */
+	bool watchdog_on;		/* systemd's watchdog pinged (only while busy) */
 	usec_t reconnect_interval;
 
 	WorkerPool *workers;

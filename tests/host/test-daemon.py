@@ -14,6 +14,8 @@ import sys
 import tempfile
 import time
 
+from privbus import wait_accepting
+
 FW_HELPERD, FWCTL = sys.argv[1], sys.argv[2]
 results = []
 
@@ -103,7 +105,7 @@ def main():
     bus_conf = os.path.join(fx.top, "bus.conf")
     fx.write(bus_conf, BUS_CONFIG.format(path=bus_path))
     bus = subprocess.Popen(["dbus-daemon", "--config-file=" + bus_conf, "--nofork"])
-    wait_for(lambda: os.path.exists(bus_path))
+    wait_accepting(bus_path)
     env = dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS="unix:path=" + bus_path,
                RUNTIME_DIRECTORY=os.path.join(fx.top, "run"))
     env.pop("JOURNAL_STREAM", None)

@@ -15,6 +15,8 @@ import sys
 import tempfile
 import time
 
+from privbus import wait_accepting
+
 NAME, PATH, IFACE = "org.fwhelperd1", "/org/fwhelperd1", "org.fwhelperd1.Manager"
 
 # What the fake reports; 5 MiB + 1 KiB so the human size is not a round number.
@@ -189,7 +191,7 @@ def main(fwctl):
 
     fake = None
     try:
-        check("private bus up", wait_for(lambda: os.path.exists(os.path.join(top, "bus"))))
+        check("private bus up", wait_accepting(os.path.join(top, "bus")))
 
         r = run("--help")
         check("--help: exit 0, Commands:/Options:/verbs/exit codes", r.returncode == 0

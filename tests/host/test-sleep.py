@@ -24,6 +24,8 @@ import sys
 import tempfile
 import time
 
+from privbus import wait_accepting
+
 FW_HELPERD, FWCTL = sys.argv[1], sys.argv[2]
 NS_MARK = "FWH_TEST_SLEEP_IN_NS"
 results = []
@@ -243,7 +245,7 @@ def main():
     write(bus_conf, BUS_CONFIG.format(path=bus_path))
     procs = {}
     procs["bus"] = subprocess.Popen(["dbus-daemon", "--config-file=" + bus_conf, "--nofork"])
-    wait_for(lambda: os.path.exists(bus_path))
+    wait_accepting(bus_path)
     address = "unix:path=" + bus_path
     env = dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=address, RUNTIME_DIRECTORY=fx.run)
     env.pop("JOURNAL_STREAM", None)
