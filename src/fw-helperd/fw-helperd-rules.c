@@ -28,6 +28,7 @@ struct RulesWatch {
 	char **dirs;
 	int inotify_fd;
 	sd_event_source *source;
+	int *wds;	/* per directory: its inotify watch, or -1 */
 	bool dirty;	/* something changed since the last read */
 	bool excludes;	/* the answer of the last read */
 };
@@ -102,33 +103,48 @@ static bool dir_assigns(const char *path)
 	return found;
 }
 
-/* Each directory, or its parent while it does not exist (it may be created later). */
+/*
+ * Watches each directory not watched yet; one that appeared since (/run/udev/rules.d is
+ * created on demand) makes the answer stale. Not its parent instead: udevd changes
+ * /run/udev for every event, and an idle daemon must not wake for them.
+ */
 static void add_watches(RulesWatch *w)
 {
 	const uint32_t mask = IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_CLOSE_WRITE |
 			      IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR;
 
-	for (char **d = w->dirs; *d; d++) {
-		_cleanup_free_ char *parent = NULL;
-		char *slash;
-
-		if (inotify_add_watch(w->inotify_fd, *d, mask) >= 0 || errno != ENOENT)
+	for (size_t i = 0; w->dirs[i]; i++) {
+		if (w->wds[i] >= 0)
 			continue;
-		parent = strdup(*d);
-		slash = parent ? strrchr(parent, '/') : NULL;
-		if (slash && slash != parent) {
-			*slash = 0;
-			(void)inotify_add_watch(w->inotify_fd, parent, mask);
-		}
+		w->wds[i] = inotify_add_watch(w->inotify_fd, w->dirs[i], mask);
+		if (w->wds[i] >= 0)
+			w->dirty = true;
 	}
+}
+
+/* A directory removed loses its watch (IN_IGNORED): add_watches() tries it again. */
+static void forget_watch(RulesWatch *w, int wd)
+{
+	for (size_t i = 0; w->dirs[i]; i++)
+		if (w->wds[i] == wd)
+			w->wds[i] = -1;
 }
 
 static void drain(RulesWatch *w)
 {
-	char buf[4096];
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	ssize_t n;
 
-	while (read(w->inotify_fd, buf, sizeof(buf)) > 0)
+	while ((n = read(w->inotify_fd, buf, sizeof(buf))) > 0) {
 		w->dirty = true;
+		for (char *p = buf; p < buf + n;) {
+			const struct inotify_event *ev = (const struct inotify_event *)p;
+
+			if (ev->mask & IN_IGNORED)
+				forget_watch(w, ev->wd);
+			p += sizeof(*ev) + ev->len;
+		}
+	}
 }
 
 static int on_inotify(sd_event_source *s, int fd, uint32_t revents, void *userdata)
@@ -150,6 +166,11 @@ int rules_watch_new(sd_event *event, const char *const *dirs, RulesWatch **ret)
 	w->dirs = strv_copy((char *const *)(dirs ?: udev_rules_dirs));
 	if (!w->dirs)
 		return -ENOMEM;
+	w->wds = malloc(sizeof(int) * (strv_length(w->dirs) + 1));
+	if (!w->wds)
+		return -ENOMEM;
+	for (size_t i = 0; i <= strv_length(w->dirs); i++)
+		w->wds[i] = -1;
 	w->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	if (w->inotify_fd < 0)
 		return -errno;
@@ -168,6 +189,7 @@ RulesWatch *rules_watch_free(RulesWatch *w)
 	sd_event_source_disable_unref(w->source);
 	safe_close(w->inotify_fd);
 	strv_free(w->dirs);
+	free(w->wds);
 	free(w);
 	return NULL;
 }
@@ -178,10 +200,10 @@ bool rules_watch_excludes(RulesWatch *w)
 		return true;
 	/* a change queued but not yet seen by the loop counts too */
 	drain(w);
+	add_watches(w);
 	if (!w->dirty)
 		return w->excludes;
 	w->dirty = false;
-	add_watches(w);
 	w->excludes = false;
 	for (char **d = w->dirs; *d && !w->excludes; d++)
 		w->excludes = dir_assigns(*d);

@@ -68,6 +68,11 @@ static void test_watch(void)
 	CHECK(rules_watch_excludes(w));
 	CHECK(asprintf(&cmd, "rm -f %s/10-x.rules", run) > 0 && system(cmd) == 0);
 	CHECK(!rules_watch_excludes(w));
+	/* removed and created again: watched again */
+	CHECK(rmdir(run) == 0 && !rules_watch_excludes(w) && mkdir(run, 0755) == 0);
+	CHECK(!rules_watch_excludes(w));
+	write_file(run, "10-y.rules", "ENV{FW_HELPERD_IGNORE}=\"1\"\n");
+	CHECK(rules_watch_excludes(w));
 
 	w = rules_watch_free(w);
 	free(cmd);
