@@ -7,12 +7,7 @@
 . /usr/lib/fwh-vmtest/fault.sh
 
 need_fw_helperd
-for m in loop dm_mod dm_delay ext4 crc32c_generic; do
-	modprobe "$m" 2>/dev/null || skip "module $m is not in the guest (tests/vm/kernel.sh guest_modules)"
-done
-for c in dmsetup losetup mkfs.ext2; do
-	command -v "$c" >/dev/null || skip "$c is not in the guest"
-done
+need_disk_tools loop dm_mod dm_delay ext4 crc32c_generic
 
 ROOT=/srv/fwh-slow-disk
 DM=fwh-slow

@@ -46,6 +46,18 @@ fault_setup() {
 	wait_at_rest 30 || { show_locks; fail "daemon not at rest after start: state '$(sleep_state)'"; }
 }
 
+# need_disk_tools MODULE...: the modules (tests/vm/kernel.sh guest_modules) and the tools a
+# case needs for a block device of its own under a firmware root; skips the case without.
+need_disk_tools() {
+	for _fwh_m in "$@"; do
+		modprobe "$_fwh_m" 2>/dev/null \
+			|| skip "module $_fwh_m is not in the guest (tests/vm/kernel.sh guest_modules)"
+	done
+	for _fwh_c in dmsetup losetup mkfs.ext2 debugfs; do
+		command -v "$_fwh_c" >/dev/null || skip "$_fwh_c is not in the guest"
+	done
+}
+
 # loading_is NAME VALUE: /sys/class/firmware/NAME/loading reads VALUE (1 while a helper
 # loads, 0 otherwise); false when the request is gone.
 loading_is() {
