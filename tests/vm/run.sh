@@ -42,8 +42,8 @@ while [ $# -gt 0 ]; do
 done
 
 accel=${FWH_VM_ACCEL:-tcg}
-vm_timeout=${FWH_VM_TIMEOUT:-1200}
-case_timeout=${FWH_VM_CASE_TIMEOUT:-300}
+vm_timeout=${FWH_VM_TIMEOUT:-3000}
+case_timeout=${FWH_VM_CASE_TIMEOUT:-420}
 build=${FWH_VM_BUILDDIR:-$repo/build-vm}
 
 log() { echo "vm: $*" >&2; }
