@@ -51,9 +51,10 @@ step "fuzzing"
 if [ ! -d build-fuzz ]; then
 	CC=clang meson setup build-fuzz -Dfuzz=true -Dman=disabled >/dev/null
 fi
-if ninja -C build-fuzz src/fw-helperd/fuzz-name src/fw-helperd/fuzz-conf \
-	src/fw-helperd/fuzz-manifest; then
-	for target in fuzz-name fuzz-conf fuzz-manifest; do
+fuzz_targets="fuzz-name fuzz-conf fuzz-manifest fuzz-uevent"
+# shellcheck disable=SC2046 # one argument per target
+if ninja -C build-fuzz $(printf 'src/fw-helperd/%s ' $fuzz_targets); then
+	for target in $fuzz_targets; do
 		corpus=$(mktemp -d)
 		seeds="$top/tests/fuzz/$target"
 		mkdir -p "$seeds"

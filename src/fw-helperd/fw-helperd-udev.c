@@ -253,15 +253,24 @@ static bool excluded_by_udev(Manager *m, const char *syspath)
 	return excluded;
 }
 
-/*
- * The request's uevent file repeats what its add event said: the exact FIRMWARE= (the
- * directory name has '/' turned into '!') and TIMEOUT=. Returns the timeout, 0 if unknown.
- */
+unsigned uevent_parse(char *text, char **ret_name)
+{
+	unsigned timeout = 0;
+	char *line, *save = NULL;
+
+	for (line = text ? strtok_r(text, "\n", &save) : NULL; line; line = strtok_r(NULL, "\n", &save)) {
+		if (startswith(line, "FIRMWARE=") && !*ret_name)
+			*ret_name = strdup(line + strlen("FIRMWARE="));
+		else if (startswith(line, "TIMEOUT="))
+			timeout = parse_timeout(line + strlen("TIMEOUT="));
+	}
+	return timeout;
+}
+
+/* The request's uevent file repeats what its add event said. */
 static unsigned read_uevent(const char *syspath, char **ret_name)
 {
 	_cleanup_free_ char *text = NULL;
-	unsigned timeout = 0;
-	char *line, *save = NULL;
 	int dirfd;
 
 	dirfd = open(syspath, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -270,13 +279,7 @@ static unsigned read_uevent(const char *syspath, char **ret_name)
 	if (read_string_at(dirfd, "uevent", &text) < 0)
 		text = NULL;
 	close(dirfd);
-	for (line = text ? strtok_r(text, "\n", &save) : NULL; line; line = strtok_r(NULL, "\n", &save)) {
-		if (startswith(line, "FIRMWARE=") && !*ret_name)
-			*ret_name = strdup(line + strlen("FIRMWARE="));
-		else if (startswith(line, "TIMEOUT="))
-			timeout = parse_timeout(line + strlen("TIMEOUT="));
-	}
-	return timeout;
+	return uevent_parse(text, ret_name);
 }
 
 static bool same_as_dirname(const char *name, const char *dirname)

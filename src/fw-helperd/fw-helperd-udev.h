@@ -15,3 +15,10 @@ int manager_udev_watch_subsystem(Manager *m, const char *subsystem);
 int manager_udev_scan(Manager *m);
 /* The same for the one directory kobj, unless it is still the one of inode old_ino. */
 int manager_udev_scan_one(Manager *m, const char *kobj, ino_t old_ino);
+
+/*
+ * The text of a request's uevent file: the exact FIRMWARE= (the directory name has '/'
+ * turned into '!') into *ret_name (left alone when already set, NULL on -ENOMEM) and
+ * TIMEOUT=, returned (0 if unknown). Cuts text into lines.
+ */
+unsigned uevent_parse(char *text, char **ret_name);

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fw-helperd-kmod.h"
+#include "fw-helperd-rules.h"
+#include "fw-helperd-udev.h"
+#include "macro.h"
+
+/*
+ * The other text the daemon reads from outside: a request's uevent file (FIRMWARE=,
+ * TIMEOUT=), udev rules files (does one assign FW_HELPERD_IGNORE?) and the companion
+ * module's entries. Each result is checked against what the input allows.
+ */
+
+#define FUZZ_ASSERT(cond)                                                         \
+	do {                                                                      \
+		if (!(cond)) {                                                    \
+			fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, #cond); \
+			abort();                                                  \
+		}                                                                 \
+	} while (0)
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void fuzz_uevent(const char *text)
+{
+	_cleanup_free_ char *copy = strdup(text), *name = NULL;
+	char *needle;
+
+	if (!copy)
+		return;
+	(void)uevent_parse(copy, &name);
+	if (!name)
+		return;
+	/* a FIRMWARE= line of the input, whole, without its line end */
+	FUZZ_ASSERT(!strchr(name, '\n'));
+	needle = malloc(strlen(name) + sizeof("FIRMWARE="));
+	if (!needle)
+		return;
+	sprintf(needle, "FIRMWARE=%s", name);
+	FUZZ_ASSERT(strstr(text, needle));
+	free(needle);
+}
+
+static void fuzz_entries(const char *text)
+{
+	_cleanup_free_ char *copy = strdup(text);
+	char *save = NULL;
+
+	for (char *line = copy ? strtok_r(copy, "\n", &save) : NULL; line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		CompanionEntry e = {};
+
+		if (companion_parse_entry(line, &e) < 0)
+			continue;
+		FUZZ_ASSERT(e.name && *e.name && strstr(line, e.name));
+		free(e.name);
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	_cleanup_free_ char *text = NULL;
+
+	if (size > 64 * 1024)
+		return 0;
+	text = strndup((const char *)data, size);
+	if (!text)
+		return 0;
+	fuzz_uevent(text);
+	if (rules_text_assigns(text, "FW_HELPERD_IGNORE"))
+		FUZZ_ASSERT(strstr(text, "{FW_HELPERD_IGNORE}"));
+	fuzz_entries(text);
+	return 0;
+}
