@@ -9,7 +9,8 @@
 DROPIN=/run/systemd/system/fw-helperd.service.d
 mkdir -p "$DROPIN"
 printf '[Service]\nWatchdogSec=4s\nTimeoutStopSec=2s\n' > "$DROPIN/60-vmtest-watchdog.conf"
-at_exit "rm -f $DROPIN/60-vmtest-watchdog.conf; systemctl daemon-reload"
+# runs last: the daemon of the next case has the shipped watchdog again
+at_exit "rm -f $DROPIN/60-vmtest-watchdog.conf; systemctl daemon-reload; systemctl restart $FWH_UNIT"
 systemctl daemon-reload
 fault_setup
 at_exit "rm -f $FWH_FW_DIR/idle.bin $FWH_FW_DIR/idle-big.bin"
