@@ -317,9 +317,14 @@ bool companion_available(const Companion *c)
 	return c && c->status && strcmp(c->status, "loaded") == 0;
 }
 
+static bool can_take(const Companion *c)
+{
+	return c && c->mode != COMPANION_OFF && !companion_available(c) && access(c->dir, F_OK) >= 0;
+}
+
 bool companion_recheck(Companion *c)
 {
-	if (c && c->mode != COMPANION_OFF && !companion_available(c) && access(c->dir, F_OK) >= 0) {
+	if (can_take(c)) {
 		c->status = "loaded";
 		log_module(LOG_INFO, 0, "in use", "loaded since the start");
 		if (c->rescan)
@@ -334,14 +339,13 @@ static bool answer_watch_alive(Companion *c)
 	return !c->answer_source || drain(sd_event_source_get_io_fd(c->answer_source));
 }
 
-void companion_module_changed(Companion *c, bool present)
+bool companion_module_changed(Companion *c, bool present)
 {
 	if (!c || c->mode == COMPANION_OFF)
-		return;
+		return false;
 	if (companion_available(c) && (!present || !answer_watch_alive(c)))
 		companion_lost(c);
-	if (present)
-		(void)companion_recheck(c);
+	return present && can_take(c);
 }
 
 const char *companion_status(const Companion *c)

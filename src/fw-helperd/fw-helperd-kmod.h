@@ -58,8 +58,9 @@ bool companion_available(const Companion *c);
 /* The same, after taking the module when it was loaded since (after a failed load at
  * start, or after it was unloaded under us). */
 bool companion_recheck(Companion *c);
-/* The module's uevent (subsystem "module", fwh_cache): added or removed. */
-void companion_module_changed(Companion *c, bool present);
+/* The module's uevent (subsystem "module", fwh_cache): added or removed. true: it is
+ * there and not used, companion_recheck() would take it. */
+bool companion_module_changed(Companion *c, bool present);
 const char *companion_status(const Companion *c);
 
 /*

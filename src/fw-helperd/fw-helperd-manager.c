@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <systemd/sd-daemon.h>
+#include <systemd/sd-login.h>
 
 #include "config.h"
 #include "fw-helperd-bus.h"
@@ -414,6 +415,37 @@ static void request_done(void *userdata)
 
 	if (m->state == MANAGER_STOPPING && !m->requests)
 		sd_event_exit(m->event, 0);
+}
+
+static int on_restart_reply(sd_bus_message *reply, void *userdata, sd_bus_error *error)
+{
+	const sd_bus_error *e = sd_bus_message_get_error(reply);
+
+	if (e)
+		log_warning("Could not restart to use the companion module: %s", e->message ?: e->name);
+	return 0;
+}
+
+/*
+ * Under systemd our sandbox made /sys/kernel/fwh_cache writable as it was at start (or
+ * not at all, when it did not exist): a module loaded since can only be written to by a
+ * new instance. systemd restarts us; pending requests are left for the next one.
+ */
+void manager_module_returned(Manager *m)
+{
+	_cleanup_free_ char *unit = NULL;
+	int r;
+
+	if (!m->bus || sd_pid_get_unit(0, &unit) < 0) {
+		(void)companion_recheck(m->companion);
+		return;
+	}
+	log_notice("Companion module %s loaded; restarting %s to use it.", COMPANION_MODULE_NAME, unit);
+	r = sd_bus_call_method_async(m->bus, NULL, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+				     "org.freedesktop.systemd1.Manager", "TryRestartUnit",
+				     on_restart_reply, m, "ss", unit, "replace");
+	if (r < 0)
+		log_warning_errno(r, "Could not restart to use the companion module: %m");
 }
 
 static void manager_rescan_cb(void *userdata)

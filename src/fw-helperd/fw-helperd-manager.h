@@ -111,6 +111,8 @@ int manager_dispatch(Manager *m, Request *req);
 /* Looks for pending requests in sysfs; returns how many were new. */
 int manager_rescan(Manager *m);
 int manager_reload(Manager *m);
+/* The companion module was loaded while we run without it: take it (see the .c). */
+void manager_module_returned(Manager *m);
 void manager_stop(Manager *m);
 
 /* Search roots as of now (the custom path parameter may change at runtime). */

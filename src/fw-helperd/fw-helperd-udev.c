@@ -112,8 +112,9 @@ static void handle_device(Manager *m, struct udev_device *d)
 	const char *syspath = udev_device_get_syspath(d);
 
 	if (action && strcmp(udev_device_get_subsystem(d) ?: "", "module") == 0) {
-		if (strcmp(udev_device_get_sysname(d) ?: "", COMPANION_MODULE_NAME) == 0)
-			companion_module_changed(m->companion, strcmp(action, "remove") != 0);
+		if (strcmp(udev_device_get_sysname(d) ?: "", COMPANION_MODULE_NAME) == 0 &&
+		    companion_module_changed(m->companion, strcmp(action, "remove") != 0))
+			manager_module_returned(m);
 		return;
 	}
 	if (action && strcmp(action, "remove") == 0 && udev_device_get_devpath(d)) {

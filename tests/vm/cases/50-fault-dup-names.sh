@@ -110,4 +110,6 @@ check "every test_firmware request answered byte-exact: $(echo "$singles_bad" | 
 	test -z "$singles_bad"
 check "no request left open: '$(pending_requests | tr '\n' ' ')'" test -z "$(pending_requests)"
 check "the daemon was not restarted" test "$(fwh_pid)" = "$pid"
+[ "$(fwh_pid)" = "$pid" ] || journal_since_mark UNIT=$FWH_UNIT + _SYSTEMD_UNIT=$FWH_UNIT -p notice \
+	| grep -v 'Served firmware' | tail -n 30 | sed 's/^/  | /'
 checks_done

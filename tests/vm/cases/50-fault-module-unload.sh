@@ -1,8 +1,8 @@
 #!/bin/sh
 # The companion module unloaded (rmmod) while fw-helperd uses it: the daemon notices (one
-# journal entry), does not spin on the vanished sysfs files (their poll reports an event
-# forever), and goes through a suspend cycle without it. Loaded again by hand, it is used
-# again from the next prewarm on, answering its loads as before.
+# journal entry), does not spin on the vanished sysfs files, and goes through a suspend
+# cycle without it. Loaded again by hand, the daemon has systemd restart it, and the new
+# instance pins through the module again.
 . /usr/lib/fwh-vmtest/fault.sh
 
 MSG_MODULE=db8b506e751c473b8ee4036c7c046eb7
@@ -41,16 +41,25 @@ wait_at_rest 60 || check_fail "not at rest after the cycle: state '$(sleep_state
 check "prewarmed without the module" wait_until 10 _fwh_journal_has MESSAGE_ID=$MSG_PREWARMED
 check "exactly one fw-helperd delay lock, held by PID $pid" fwh_lock_held
 
-# Loaded again: used from the next prewarm on.
+# Loaded again: the daemon has systemd restart it (its sandbox made the module's files
+# writable as they were at its start), and the new instance uses the module.
+journal_mark
 modprobe fwh_cache || fail "modprobe fwh_cache"
+pid2=$(wait_new_pid "$pid" 30) || fail "the daemon did not restart to use the module loaded again"
+info "module loaded again: PID $pid restarted as PID $pid2"
+check "the restart was the daemon's own (its notice)" \
+	_fwh_journal_has _PID="$pid" MESSAGE="Companion module fwh_cache loaded; restarting fw-helperd.service to use it."
+check "the new instance uses the module" wait_until 10 \
+	_fwh_journal_has MESSAGE_ID=$MSG_MODULE FW_MODULE_STATUS="in use" _PID="$pid2"
+check "userspace_fallback is on again" test "$(cat $FWHC/userspace_fallback)" = 1
+wait_at_rest 30 || check_fail "not at rest after the restart: state '$(sleep_state)'"
 journal_mark
 suspend_start
 wait_resumed 90 || fail "the suspend cycle with the module back did not end within 90 s"
 wait_at_rest 60 || check_fail "not at rest after the second cycle: state '$(sleep_state)'"
-check "the daemon took the module back ('loaded again' entry)" \
-	_fwh_journal_has MESSAGE_ID=$MSG_MODULE FW_MODULE_STATUS="in use" _PID="$pid"
-check "userspace_fallback is on again" test "$(cat $FWHC/userspace_fallback)" = 1
-check "the daemon is the same process (PID $pid)" test "$(fwh_pid)" = "$pid"
+pinned() { [ "$(entry_field FW_MODULE_CACHED MESSAGE_ID=$MSG_MODULE _PID="$pid2")" -ge 1 ] 2>/dev/null; }
+check "the module pinned what was prewarmed" wait_until 10 pinned
+check "the daemon is still PID $pid2" test "$(fwh_pid)" = "$pid2"
 serve unload-known.bin "$FWH_FW_DIR/unload-known.bin"
 check "no request left open: '$(pending_requests | tr '\n' ' ')'" test -z "$(pending_requests)"
 checks_done
