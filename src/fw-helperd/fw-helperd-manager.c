@@ -143,6 +143,14 @@ static ino_t dir_ino(const char *path)
 	return stat(path, &st) < 0 ? 0 : st.st_ino;
 }
 
+static bool answered_lately(Manager *m, ino_t ino)
+{
+	for (size_t i = 0; ino != 0 && i < ELEMENTSOF(m->answered_inos); i++)
+		if (m->answered_inos[i] == ino)
+			return true;
+	return false;
+}
+
 static Request *find_request(Manager *m, const char *kobj)
 {
 	for (Request *r = m->requests; r; r = r->next)
@@ -233,6 +241,9 @@ int manager_submit(Manager *m, const RequestInfo *info)
 		manager_changed(m);
 		return 0;
 	}
+
+	if (answered_lately(m, dir_ino(info->sysfs_dir)))
+		return 0; /* still there, but done with: the kernel is deleting it */
 
 	r = request_new(info->name, kobj, info->sysfs_dir, info->devpath, &req);
 	if (r < 0)
@@ -402,6 +413,8 @@ static void request_done(void *userdata)
 	if (req->timed_out && req->result != REQUEST_SERVED)
 		req->result = REQUEST_TIMEOUT;
 	unlink_request(m, req);
+	if (req->ino != 0)
+		m->answered_inos[m->answered_next++ % ELEMENTSOF(m->answered_inos)] = req->ino;
 	sleep_request_done(m->sleep, req);
 	count_completion(m, req);
 	log_completion(m, req);

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 
@@ -58,12 +59,17 @@ typedef struct Manager {
 	struct udev_monitor *monitor;
 	sd_event_source *monitor_source;
 	/* EventSource=udev without exclusion rules: the kernel's event is taken at once, and
-	 * udev's copy of it (same SEQNUM) passed over (fw-helperd-udev.c) */
+	 * whichever copy of an event (same SEQNUM) comes second is passed over
+	 * (fw-helperd-udev.c) */
 	struct udev_monitor *kernel_monitor;
 	sd_event_source *kernel_monitor_source;
 	RulesWatch *rules;
 	uint64_t taken_seqnums[256];
 	unsigned taken_next;
+	/* Directories answered lately: the kernel deletes one a little after the answer, and
+	 * a scan or a late event meanwhile must not take it again. */
+	ino_t answered_inos[64];
+	unsigned answered_next;
 	sd_event_source *mountinfo_source;
 	sd_event_source *exit_timer;
 	sd_event_source *bus_emit;

@@ -95,8 +95,8 @@ static void submit_device(Manager *m, struct udev_device *d, const char *origin)
 	});
 }
 
-/* udev's copy of a kernel event taken already: forgets it, it comes once. */
-static bool taken_from_kernel(Manager *m, uint64_t seqnum)
+/* The other copy of an event taken already (each comes once): forgets it. */
+static bool taken_before(Manager *m, uint64_t seqnum)
 {
 	for (size_t i = 0; seqnum > 0 && i < ELEMENTSOF(m->taken_seqnums); i++)
 		if (m->taken_seqnums[i] == seqnum) {
@@ -104,6 +104,20 @@ static bool taken_from_kernel(Manager *m, uint64_t seqnum)
 			return true;
 		}
 	return false;
+}
+
+/*
+ * With both monitors, udev's copy may even be read first (both sockets drain in one loop
+ * iteration): the first copy is taken, unless the request is gone already.
+ */
+static bool take_first_copy(Manager *m, struct udev_device *d)
+{
+	uint64_t seqnum = udev_device_get_seqnum(d);
+
+	if (taken_before(m, seqnum) || access(udev_device_get_syspath(d), F_OK) < 0)
+		return false;
+	m->taken_seqnums[m->taken_next++ % ELEMENTSOF(m->taken_seqnums)] = seqnum;
+	return true;
 }
 
 static void handle_device(Manager *m, struct udev_device *d)
@@ -128,9 +142,8 @@ static void handle_device(Manager *m, struct udev_device *d)
 		log_debug("Ignoring firmware request %s: %s is set.", syspath, IGNORE_PROPERTY);
 		return;
 	}
-	if (m->kernel_monitor && (taken_from_kernel(m, udev_device_get_seqnum(d)) ||
-				  access(syspath, F_OK) < 0))
-		return; /* answered from the kernel's event, or gone before udev was done */
+	if (m->kernel_monitor && !take_first_copy(m, d))
+		return;
 	submit_device(m, d, m->config->event_source == EVENT_SOURCE_KERNEL ? "kernel" : "udev");
 }
 
@@ -154,11 +167,8 @@ static int on_kernel_uevent(sd_event_source *s, int fd, uint32_t revents, void *
 	struct udev_device *d;
 
 	while ((d = udev_monitor_receive_device(m->kernel_monitor))) {
-		if (is_firmware_add(d) && !rules_watch_excludes(m->rules)) {
-			m->taken_seqnums[m->taken_next++ % ELEMENTSOF(m->taken_seqnums)] =
-				udev_device_get_seqnum(d);
+		if (is_firmware_add(d) && !rules_watch_excludes(m->rules) && take_first_copy(m, d))
 			submit_device(m, d, "kernel");
-		}
 		udev_device_unref(d);
 	}
 	return 0;
