@@ -161,7 +161,7 @@ make_blob() {
 	_fwh_k=0
 	while [ $((_fwh_k * 1048576)) -lt "$1" ]; do
 		printf '%07d-%07d\n' "$_fwh_seed" "$_fwh_k"
-		tail -c +17 "$_fwh_chunk"
+		tail -c +17 "$_fwh_chunk" 2>/dev/null # head closes the pipe at SIZE
 		_fwh_k=$((_fwh_k + 1))
 	done | head -c "$1" >"$2"
 	[ "$(stat -c %s "$2")" -eq "$1" ] || fail "make_blob $1 $2"
