@@ -558,7 +558,7 @@ static void update_watchdog(Manager *m)
 		return;
 	if (busy) {
 		(void)sd_notifyf(false, "WATCHDOG=1\nWATCHDOG_USEC=%" PRIu64, usec);
-		m->watchdog_on = sd_event_set_watchdog(m->event, true) > 0;
+		(void)sd_event_set_watchdog(m->event, true);
 	} else {
 		(void)sd_event_set_watchdog(m->event, false);
 		(void)sd_notify(false, "WATCHDOG_USEC=0");
