@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz.h"
 #include "fw-helperd-conf.h"
 #include "log.h"
 #include "macro.h"
@@ -14,14 +15,6 @@
  * leaks, checks what an accepted configuration promises the daemon: values in range,
  * search roots absolute and normalised, and the same answer on a second parse.
  */
-
-#define FUZZ_ASSERT(cond)                                                         \
-	do {                                                                      \
-		if (!(cond)) {                                                    \
-			fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, #cond); \
-			abort();                                                  \
-		}                                                                 \
-	} while (0)
 
 static void check_search_root(const char *p)
 {
@@ -58,8 +51,6 @@ static bool strv_same(char **a, char **b)
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	/* every rejected line would be logged: keep the fuzzer fast and its output clean */

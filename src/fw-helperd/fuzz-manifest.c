@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz.h"
 #include "fw-helperd-verify.h"
 #include "log.h"
 #include "macro.h"
@@ -16,14 +17,6 @@
  * lookups rely on: entries sorted with one per path, paths normalised, every entry found
  * under its own path, and the same answer on a second parse.
  */
-
-#define FUZZ_ASSERT(cond)                                                         \
-	do {                                                                      \
-		if (!(cond)) {                                                    \
-			fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, #cond); \
-			abort();                                                  \
-		}                                                                 \
-	} while (0)
 
 static void check_path(const char *p)
 {
@@ -49,8 +42,6 @@ static void check_manifest(const Manifest *m)
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	/* every malformed line is logged: keep the fuzzer fast and its output clean */

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz.h"
 #include "fw-helperd-name.h"
 #include "macro.h"
 
@@ -14,14 +15,6 @@
  * accepted name promises, component by component, with a second, naive implementation:
  * a bug in the check should show up as a disagreement, not only as a crash.
  */
-
-#define FUZZ_ASSERT(cond)                                                         \
-	do {                                                                      \
-		if (!(cond)) {                                                    \
-			fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, #cond); \
-			abort();                                                  \
-		}                                                                 \
-	} while (0)
 
 static bool component_is_safe(const char *c, size_t len)
 {
@@ -75,8 +68,6 @@ static void fuzz_from_sysfs(const char *s)
 		FUZZ_ASSERT(s[i] == '!' ? name[i] == '/' : name[i] == s[i]);
 	fuzz_check(name);
 }
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

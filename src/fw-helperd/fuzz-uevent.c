@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz.h"
 #include "fw-helperd-kmod.h"
 #include "fw-helperd-rules.h"
 #include "fw-helperd-udev.h"
@@ -14,16 +15,6 @@
  * TIMEOUT=), udev rules files (does one assign FW_HELPERD_IGNORE?) and the companion
  * module's entries. Each result is checked against what the input allows.
  */
-
-#define FUZZ_ASSERT(cond)                                                         \
-	do {                                                                      \
-		if (!(cond)) {                                                    \
-			fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, #cond); \
-			abort();                                                  \
-		}                                                                 \
-	} while (0)
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void fuzz_uevent(const char *text)
 {
