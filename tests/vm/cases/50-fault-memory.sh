@@ -16,17 +16,18 @@ serve mem-b.bin "$FWH_FW_DIR/mem-b.bin"
 pid=$(fwh_pid)
 rss0=$(fwh_rss_kib "$pid")
 
-# 600 kB + 700 kB do not fit in 1 MiB: one is held, the other named.
+# 600 kB + 700 kB do not fit in 1 MiB: at most one is held, one at least is named. (Names
+# earlier cases left in the registry compete for the same megabyte.)
 journal_mark
 fwctl prewarm | sed 's/^/  | /'
 bytes=$(fwh_prop CacheBytes)
 info "held after Prewarm(): $(fwh_prop CacheEntries) images, $bytes bytes (ceiling $CEILING)"
 check "at most the ceiling held ($bytes <= $CEILING)" test "$bytes" -le "$CEILING"
-check "one of the two held" test "$(fwh_prop CacheEntries)" = 1
+check "something held" test "$(fwh_prop CacheEntries)" -ge 1
 wait_journal 10 MESSAGE_ID=$MSG_PREWARMED
 too_big=$(entry_field FW_PREWARM_TOO_BIG MESSAGE_ID=$MSG_PREWARMED)
-check "the one left out is named (FW_PREWARM_TOO_BIG='$too_big')" \
-	sh -c "[ '$too_big' = mem-a.bin ] || [ '$too_big' = mem-b.bin ]"
+check "what did not fit is named (FW_PREWARM_TOO_BIG='$too_big')" sh -c \
+	"echo ' $too_big ' | grep -q -e ' mem-a.bin ' -e ' mem-b.bin '"
 released() { [ "$(fwh_prop CacheEntries)" = 0 ] && [ "$(fwh_prop CacheBytes)" = 0 ]; }
 check "all given back after CacheReleaseSec" wait_until 20 released
 info "VmRSS $rss0 KiB before, $(fwh_rss_kib "$pid") KiB after the release"
