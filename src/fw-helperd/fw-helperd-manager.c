@@ -217,19 +217,21 @@ int manager_submit(Manager *m, const RequestInfo *info)
 	_cleanup_(request_freep) Request *req = NULL;
 	Request *existing;
 	const char *kobj, *reason;
+	ino_t ino;
 	int r;
 
 	if (m->state == MANAGER_STOPPING)
 		return 0; /* left pending for the next instance */
 	kobj = strrchr(info->sysfs_dir, '/');
 	kobj = kobj ? kobj + 1 : info->sysfs_dir;
+	ino = dir_ino(info->sysfs_dir);
 	existing = find_request(m, kobj);
 	if (existing) {
 		/*
 		 * A directory other than the one taken is a new request, which the kernel could
 		 * add only after the one in flight was answered: look again once that is done.
 		 */
-		if (dir_ino(info->sysfs_dir) != existing->ino)
+		if (ino != existing->ino)
 			existing->asked_again = true;
 		return 0;
 	}
@@ -242,7 +244,7 @@ int manager_submit(Manager *m, const RequestInfo *info)
 		return 0;
 	}
 
-	if (answered_lately(m, dir_ino(info->sysfs_dir)))
+	if (answered_lately(m, ino))
 		return 0; /* still there, but done with: the kernel is deleting it */
 
 	r = request_new(info->name, kobj, info->sysfs_dir, info->devpath, &req);
@@ -250,7 +252,7 @@ int manager_submit(Manager *m, const RequestInfo *info)
 		return log_oom();
 	if (info->age < req->started)
 		req->started -= info->age; /* deadlines count from when the kernel started waiting */
-	req->ino = dir_ino(info->sysfs_dir);
+	req->ino = ino;
 	req->origin = info->origin;
 	r = manager_search_roots(m, &req->roots);
 	if (r < 0)
