@@ -380,13 +380,11 @@ static void log_completion(Manager *m, Request *req)
 	default:
 		if (req->path)
 			log_entry_add(&e, "FW_PATH=%s", req->path);
+		if (req->reason)
+			log_entry_add(&e, "FW_REASON=%s", req->reason);
 		log_entry_send(&e, req->result == REQUEST_GONE ? LOG_NOTICE : LOG_ERR, req->error,
 			       FW_MESSAGE_FAILED, "Firmware %s %s after %" PRIu64 " us: %m.", shown,
-			       req->result == REQUEST_GONE ? "request went away" :
-			       req->result == REQUEST_TIMEOUT ? "not answered in time, aborted" :
-			       req->result == REQUEST_CANCELLED ? "aborted while stopping" :
-								  "could not be served, answered -1",
-			       req->duration);
+			       request_outcome(req), req->duration);
 	}
 }
 

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,7 +65,10 @@ Request *request_free(Request *r)
 	return NULL;
 }
 
-static RequestResult result_from_error(const Request *r, int error)
+/* FW_REASON= values */
+#define REASON_KERNEL_REFUSED_SIZE "kernel-refused-size"
+
+static RequestResult result_from_error(Request *r, int error)
 {
 	if (error == -ENODEV || error == -ENOENT)
 		return REQUEST_GONE;
@@ -72,7 +76,25 @@ static RequestResult result_from_error(const Request *r, int error)
 		return REQUEST_TIMEOUT;
 	if (error == -ECANCELED)
 		return REQUEST_CANCELLED;
+	if (error == -EFBIG)
+		r->reason = REASON_KERNEL_REFUSED_SIZE; /* from fw_stream_serve(): see there */
 	return REQUEST_FAILED;
+}
+
+const char *request_outcome(const Request *r)
+{
+	switch (r->result) {
+	case REQUEST_GONE:
+		return "request went away";
+	case REQUEST_TIMEOUT:
+		return "not answered in time, aborted";
+	case REQUEST_CANCELLED:
+		return "aborted while stopping";
+	default:
+		return r->reason ? "refused by the kernel, larger than it takes for this request, "
+				   "answered -1" :
+				   "could not be served, answered -1";
+	}
 }
 
 /* Finds the blob; on any failure the kernel is told "-1" here, at once. */

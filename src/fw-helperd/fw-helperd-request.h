@@ -59,6 +59,7 @@ typedef struct Request {
 	/* (worker) */
 	RequestResult result;
 	int error;		/* negative errno behind a failure */
+	const char *reason;	/* FW_REASON= of a failed or gone entry (static), or NULL */
 	int64_t bytes;
 	char *path;		/* the file served */
 	FwCompression compression;
@@ -76,3 +77,6 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Request *, request_free);
 
 /* Blocking: finds the blob and answers the kernel; sets the (worker) fields. */
 void request_run(Request *r);
+
+/* How a request that was not served ended, for the message of its journal entry. */
+const char *request_outcome(const Request *r);

@@ -11,6 +11,11 @@
  * - data writes go through kernfs, which takes at most one page per write() (short
  *   writes are normal) and fails with -ENODEV once the request is done or its device
  *   node removed (timeout, device gone). The image size is the highest offset written.
+ * - a data write fails with -ENOMEM when the kernel takes no more: a driver that loads into
+ *   a buffer of its own (request_firmware_into_buf()) gets nothing past its size, the write
+ *   that would cross it fails whole and the request stays open; or pages for a growing
+ *   image could not be allocated (the request is then aborted). Either way the image is too
+ *   large for this request: it is aborted with "-1" and reported as -EFBIG.
  * - "0" with nothing written completes with no data, and the driver then gets -ENOMEM
  *   from fw_load_sysfs_fallback(); the kernel's own loader refuses empty files too
  *   (kernel_read_file(): -EINVAL). So an empty blob is never committed: it is aborted
@@ -108,6 +113,12 @@ static int write_full(const FwStreamOps *ops, int fd, const void *buf, size_t le
 	return 0;
 }
 
+/* Not "Cannot allocate memory", which would blame the daemon: see the top of this file. */
+static int data_write_error(int r)
+{
+	return r == -ENOMEM ? -EFBIG : r;
+}
+
 static int loading_write(const FwStreamOps *ops, const StreamRequest *req, const char *value)
 {
 	return write_full(ops, req->loading_fd, value, strlen(value));
@@ -195,7 +206,7 @@ static int stream_buffer(const FwStreamOps *ops, int data_fd, const FwBlob *blob
 		stream_observe(ops, (uint64_t)(p - (const uint8_t *)blob->data), p, n);
 		r = write_full(ops, data_fd, p, n);
 		if (r < 0)
-			return r;
+			return data_write_error(r);
 		p += n;
 		left -= n;
 	}
@@ -249,7 +260,7 @@ static int stream_file_read_write(const FwStreamOps *ops, int data_fd, const FwB
 		stream_observe(ops, *offset, buf, (size_t)n);
 		r = write_full(ops, data_fd, buf, (size_t)n);
 		if (r < 0)
-			return r;
+			return data_write_error(r);
 		*offset += (uint64_t)n;
 	}
 	return 0;
@@ -279,7 +290,7 @@ static int stream_file_sendfile(int data_fd, const FwBlob *blob, usec_t deadline
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			return negative_errno();
+			return data_write_error(negative_errno());
 		}
 		if (n == 0)
 			return -ESTALE;	/* it shrank */

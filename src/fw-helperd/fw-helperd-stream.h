@@ -36,7 +36,8 @@ typedef struct FwStreamOps {
  *
  * Stops with -ETIME once deadline (CLOCK_MONOTONIC, USEC_INFINITY for none) passes, with
  * -ECANCELED when *cancel becomes true, with -ESTALE when the file shrinks, grows or
- * changes under us. Any failure while the request still exists writes "-1" to loading
+ * changes under us, with -EFBIG when the kernel takes no more data (ENOMEM from data: the
+ * driver's own buffer is smaller than the blob). Any failure while the request still exists writes "-1" to loading
  * at once, so the kernel never sits out its timeout because of us. -ENODEV/-ENOENT mean
  * the request went away (timed out, device removed); if the directory exists again (a
  * new request under the same name), it starts again from "1", a bounded number of times.

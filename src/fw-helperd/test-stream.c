@@ -56,6 +56,7 @@ static struct {
 	unsigned write_calls, pread_calls;
 	uint64_t data_written;			/* into the current request's data */
 	uint64_t gone_after;			/* then the request goes away (0: never) */
+	uint64_t buffer_size;			/* the driver's own buffer: no data past it */
 	unsigned recreate;			/* ...and comes back this many times */
 	const char *fail_loading;		/* this value written to loading fails */
 	void (*before_pread)(int fd, unsigned call);
@@ -211,6 +212,10 @@ static ssize_t hook_write(int fd, const void *buf, size_t len)
 	}
 	if (knobs.page_limit)
 		len = MIN(len, knobs.page_limit);
+	if (knobs.buffer_size && knobs.data_written + len > knobs.buffer_size) {
+		errno = ENOMEM;	/* sysfs.c firmware_data_write(), request still open */
+		return -1;
+	}
 	ssize_t n = write(fd, buf, len);
 	if (n > 0)
 		knobs.data_written += (uint64_t)n;
@@ -370,6 +375,29 @@ static int test_gone_midstream(void)
 	CHECK(fw_stream_serve(knobs.dir, &blob, USEC_INFINITY, NULL, &hook_ops) == -ENODEV);
 	CHECK_LOG("1");		/* no "-1" into a request that is gone, no "0" ever */
 	CHECK(access(knobs.dir, F_OK) < 0);
+	return 0;
+}
+
+/*
+ * A driver loading into a buffer of its own (request_firmware_into_buf()): the write that would
+ * cross its end fails whole with ENOMEM and the request stays open. It must be aborted at once,
+ * never committed with what fit, and reported as too large rather than as out of memory.
+ */
+static int test_kernel_buffer_too_small(void)
+{
+	_cleanup_(blob_done) FwBlob file = {}, buffer = {};
+
+	knobs.page_limit = PAGE;
+	knobs.buffer_size = 3 * PAGE + 100;
+	CHECK(blob_file(BLOB_SIZE, &file) == 0);
+	CHECK(fw_stream_serve(knobs.dir, &file, USEC_INFINITY, NULL, &hook_ops) == -EFBIG);
+	CHECK_LOG("1 -1");
+	CHECK(data_size(knobs.dir) == 3 * PAGE);
+
+	knobs.data_written = 0;
+	CHECK(blob_buffer(BLOB_SIZE, &buffer) == 0);
+	CHECK(fw_stream_serve(knobs.dir, &buffer, USEC_INFINITY, NULL, &hook_ops) == -EFBIG);
+	CHECK_LOG("1 -1 1 -1");
 	return 0;
 }
 
@@ -617,6 +645,7 @@ static const struct {
 	{ "buffer blob", test_buffer_blob },
 	{ "empty blob", test_empty_blob },
 	{ "request gone mid-stream", test_gone_midstream },
+	{ "kernel buffer too small", test_kernel_buffer_too_small },
 	{ "restart on a new request", test_restart },
 	{ "restarts bounded", test_restart_bounded },
 	{ "file truncated", test_truncated },
