@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fw-helperd-request.h"
 #include "fw-helperd-stream.h"
@@ -66,12 +67,36 @@ Request *request_free(Request *r)
 }
 
 /* FW_REASON= values */
+#define REASON_DEVICE_REMOVED "device-removed"
 #define REASON_KERNEL_REFUSED_SIZE "kernel-refused-size"
+
+/*
+ * The requesting device's directory is gone too: it was removed (unplugged) while its request
+ * was pending. Otherwise the kernel dropped the request itself (its timeout, a reboot).
+ */
+static bool device_removed(const Request *r)
+{
+	_cleanup_free_ char *dir = NULL;
+	const char *p;
+	size_t n;
+
+	if (!r->devpath)
+		return false;
+	p = strstr(r->sysfs_dir, r->devpath);
+	n = strlen(r->devpath);
+	if (!p || p[n] != '/')
+		return false;
+	dir = strndup(r->sysfs_dir, (size_t)(p - r->sysfs_dir) + n);
+	return dir && access(dir, F_OK) < 0 && errno == ENOENT;
+}
 
 static RequestResult result_from_error(Request *r, int error)
 {
-	if (error == -ENODEV || error == -ENOENT)
+	if (error == -ENODEV || error == -ENOENT) {
+		if (device_removed(r))
+			r->reason = REASON_DEVICE_REMOVED;
 		return REQUEST_GONE;
+	}
 	if (error == -ETIME)
 		return REQUEST_TIMEOUT;
 	if (error == -ECANCELED)
@@ -85,7 +110,7 @@ const char *request_outcome(const Request *r)
 {
 	switch (r->result) {
 	case REQUEST_GONE:
-		return "request went away";
+		return r->reason ? "request went away with its device" : "request went away";
 	case REQUEST_TIMEOUT:
 		return "not answered in time, aborted";
 	case REQUEST_CANCELLED:
@@ -111,6 +136,12 @@ void request_run(Request *r)
 		(void)fw_stream_abort(r->sysfs_dir);
 		r->error = -ECANCELED;
 		r->result = REQUEST_CANCELLED;
+		goto out;
+	}
+	if (access(r->sysfs_dir, F_OK) < 0) {
+		/* gone before we looked (device unplugged, kernel timeout): no file to resolve */
+		r->error = -errno;
+		r->result = result_from_error(r, r->error);
 		goto out;
 	}
 	if (r->cached) {

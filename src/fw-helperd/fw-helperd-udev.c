@@ -107,14 +107,20 @@ static bool taken_before(Manager *m, uint64_t seqnum)
 }
 
 /*
- * With both monitors, udev's copy may even be read first (both sockets drain in one loop
- * iteration): the first copy is taken, unless the request is gone already.
+ * With both monitors, the first copy of an event is taken and the second passed over. The
+ * kernel's copy is queued before udev has even seen the event, and its source is dispatched
+ * first (manager_udev_start), so it is the first copy. A request found gone there vanished
+ * before we could look (its device was removed, or the kernel gave up on it): it is still
+ * taken, so that it is logged. udev's copy of a request gone is passed over: its kernel copy
+ * may have been taken and answered, its SEQNUM since pushed out by a burst.
  */
-static bool take_first_copy(Manager *m, struct udev_device *d)
+static bool take_first_copy(Manager *m, struct udev_device *d, bool kernel_copy)
 {
 	uint64_t seqnum = udev_device_get_seqnum(d);
 
-	if (taken_before(m, seqnum) || access(udev_device_get_syspath(d), F_OK) < 0)
+	if (taken_before(m, seqnum))
+		return false;
+	if (!kernel_copy && access(udev_device_get_syspath(d), F_OK) < 0)
 		return false;
 	m->taken_seqnums[m->taken_next++ % ELEMENTSOF(m->taken_seqnums)] = seqnum;
 	return true;
@@ -142,7 +148,7 @@ static void handle_device(Manager *m, struct udev_device *d)
 		log_debug("Ignoring firmware request %s: %s is set.", syspath, IGNORE_PROPERTY);
 		return;
 	}
-	if (m->kernel_monitor && !take_first_copy(m, d))
+	if (m->kernel_monitor && !take_first_copy(m, d, false))
 		return;
 	submit_device(m, d, m->config->event_source == EVENT_SOURCE_KERNEL ? "kernel" : "udev");
 }
@@ -167,7 +173,7 @@ static int on_kernel_uevent(sd_event_source *s, int fd, uint32_t revents, void *
 	struct udev_device *d;
 
 	while ((d = udev_monitor_receive_device(m->kernel_monitor))) {
-		if (is_firmware_add(d) && !rules_watch_excludes(m->rules) && take_first_copy(m, d))
+		if (is_firmware_add(d) && !rules_watch_excludes(m->rules) && take_first_copy(m, d, true))
 			submit_device(m, d, "kernel");
 		udev_device_unref(d);
 	}
@@ -220,7 +226,10 @@ int manager_udev_start(Manager *m)
 	if (r < 0) {
 		m->kernel_monitor_source = sd_event_source_disable_unref(m->kernel_monitor_source);
 		m->kernel_monitor = udev_monitor_unref(m->kernel_monitor);
+		return 0;
 	}
+	/* Both readable in one iteration: the kernel's copies first (take_first_copy()). */
+	(void)sd_event_source_set_priority(m->kernel_monitor_source, SD_EVENT_PRIORITY_NORMAL - 1);
 	return 0;
 }
 
