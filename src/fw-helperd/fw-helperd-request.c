@@ -70,30 +70,40 @@ Request *request_free(Request *r)
 #define REASON_DEVICE_REMOVED "device-removed"
 #define REASON_KERNEL_REFUSED_SIZE "kernel-refused-size"
 
-/*
- * The requesting device's directory is gone too: it was removed (unplugged) while its request
- * was pending. Otherwise the kernel dropped the request itself (its timeout, a reboot).
- */
-static bool device_removed(const Request *r)
+/* Strips the last component of path, in place; false when there is none. */
+static bool strip_last(char *path)
 {
-	_cleanup_free_ char *dir = NULL;
-	const char *p;
-	size_t n;
+	char *slash = strrchr(path, '/');
 
-	if (!r->devpath)
+	if (!slash || slash == path)
 		return false;
-	p = strstr(r->sysfs_dir, r->devpath);
-	n = strlen(r->devpath);
-	if (!p || p[n] != '/')
+	*slash = 0;
+	return true;
+}
+
+static bool path_gone(const char *path)
+{
+	return access(path, F_OK) < 0 && errno == ENOENT;
+}
+
+bool request_device_gone(const char *sysfs_dir)
+{
+	_cleanup_free_ char *parent = strdup(sysfs_dir);
+	const char *base;
+
+	if (!parent || !strip_last(parent) || !path_gone(parent))
 		return false;
-	dir = strndup(r->sysfs_dir, (size_t)(p - r->sysfs_dir) + n);
-	return dir && access(dir, F_OK) < 0 && errno == ENOENT;
+	base = strrchr(parent, '/');
+	if (!base || strcmp(base + 1, "firmware") != 0)
+		return true;
+	/* a glue directory, removed with its last request too: the device is one further up */
+	return strip_last(parent) && path_gone(parent);
 }
 
 static RequestResult result_from_error(Request *r, int error)
 {
 	if (error == -ENODEV || error == -ENOENT) {
-		if (device_removed(r))
+		if (request_device_gone(r->sysfs_dir))
 			r->reason = REASON_DEVICE_REMOVED;
 		return REQUEST_GONE;
 	}

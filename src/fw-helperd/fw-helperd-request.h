@@ -78,5 +78,13 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Request *, request_free);
 /* Blocking: finds the blob and answers the kernel; sets the (worker) fields. */
 void request_run(Request *r);
 
+/*
+ * Whether the device that asked went with the request directory sysfs_dir (unplugged while
+ * the request was pending). The kernel puts a request right under its device when that has
+ * a class, else under a "firmware" glue directory of it, which goes with its last request:
+ * a request that simply ended leaves the device's directory in place.
+ */
+bool request_device_gone(const char *sysfs_dir);
+
 /* How a request that was not served ended, for the message of its journal entry. */
 const char *request_outcome(const Request *r);

@@ -107,20 +107,22 @@ static bool taken_before(Manager *m, uint64_t seqnum)
 }
 
 /*
- * With both monitors, the first copy of an event is taken and the second passed over. The
- * kernel's copy is queued before udev has even seen the event, and its source is dispatched
- * first (manager_udev_start), so it is the first copy. A request found gone there vanished
- * before we could look (its device was removed, or the kernel gave up on it): it is still
- * taken, so that it is logged. udev's copy of a request gone is passed over: its kernel copy
- * may have been taken and answered, its SEQNUM since pushed out by a burst.
+ * With both monitors, the first copy of an event is taken and the second passed over. A
+ * request gone already is passed over too: a scan may have taken and answered it before
+ * its event was read, or udev's copy comes after the kernel's was taken, its SEQNUM since
+ * pushed out by a burst. Except on the kernel's copy of a request whose device went with it
+ * (unplugged before we could look): that is taken, so that it is logged. The kernel's copy
+ * is queued before udev has even seen the event, and its source is dispatched first
+ * (manager_udev_start): it is the first copy.
  */
 static bool take_first_copy(Manager *m, struct udev_device *d, bool kernel_copy)
 {
+	const char *syspath = udev_device_get_syspath(d);
 	uint64_t seqnum = udev_device_get_seqnum(d);
 
 	if (taken_before(m, seqnum))
 		return false;
-	if (!kernel_copy && access(udev_device_get_syspath(d), F_OK) < 0)
+	if (access(syspath, F_OK) < 0 && !(kernel_copy && request_device_gone(syspath)))
 		return false;
 	m->taken_seqnums[m->taken_next++ % ELEMENTSOF(m->taken_seqnums)] = seqnum;
 	return true;

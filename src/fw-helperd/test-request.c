@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * request_device_gone() against a fixture "sysfs" tree laid out as the kernel lays out
+ * fallback requests: under a "firmware" glue directory of a device without a class, right
+ * under a device with one. Each step removes what the kernel would remove.
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "fw-helperd-request.h"
+
+static unsigned n_failed;
+
+static void check(bool ok, const char *what)
+{
+	printf("%s - %s\n", ok ? "ok" : "FAIL", what);
+	if (!ok)
+		n_failed++;
+}
+
+/* A shell command on the fixture, which is $R there. */
+static void run(const char *cmd)
+{
+	if (system(cmd) != 0)
+		check(false, cmd);
+}
+
+/* .../dev/firmware/x.bin: the glue directory goes with its last request, the device stays */
+static void test_glue(const char *root)
+{
+	char req[256];
+
+	snprintf(req, sizeof(req), "%s/dev/firmware/x.bin", root);
+	run("mkdir -p $R/dev/firmware/x.bin $R/dev/firmware/y.bin");
+	check(!request_device_gone(req), "glue: request pending");
+	run("rmdir $R/dev/firmware/x.bin");
+	check(!request_device_gone(req), "glue: request ended, another one left");
+	run("rmdir $R/dev/firmware/y.bin $R/dev/firmware");
+	check(!request_device_gone(req), "glue: last request ended, glue directory gone with it");
+	run("mkdir -p $R/dev/firmware/x.bin && rm -r $R/dev");
+	check(request_device_gone(req), "glue: device removed with its request");
+}
+
+/* .../misc/cls/x.bin: a device with a class holds its requests itself */
+static void test_class_parent(const char *root)
+{
+	char req[256];
+
+	snprintf(req, sizeof(req), "%s/misc/cls/x.bin", root);
+	run("mkdir -p $R/misc/cls/x.bin");
+	check(!request_device_gone(req), "class: request pending");
+	run("rmdir $R/misc/cls/x.bin");
+	check(!request_device_gone(req), "class: request ended");
+	run("mkdir -p $R/misc/cls/x.bin && rm -r $R/misc/cls");
+	check(request_device_gone(req), "class: device removed with its request");
+}
+
+int main(void)
+{
+	char root[] = "/tmp/test-request-XXXXXX";
+
+	if (!mkdtemp(root) || setenv("R", root, 1) < 0)
+		return EXIT_FAILURE;
+	test_glue(root);
+	test_class_parent(root);
+	run("rm -rf $R");
+	return n_failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
