@@ -118,17 +118,20 @@ static RequestResult result_from_error(Request *r, int error)
 
 const char *request_outcome(const Request *r)
 {
+	bool device_removed = r->reason && strcmp(r->reason, REASON_DEVICE_REMOVED) == 0;
+	bool refused_size = r->reason && strcmp(r->reason, REASON_KERNEL_REFUSED_SIZE) == 0;
+
 	switch (r->result) {
 	case REQUEST_GONE:
-		return r->reason ? "request went away with its device" : "request went away";
+		return device_removed ? "request went away with its device" : "request went away";
 	case REQUEST_TIMEOUT:
 		return "not answered in time, aborted";
 	case REQUEST_CANCELLED:
 		return "aborted while stopping";
 	default:
-		return r->reason ? "refused by the kernel, larger than it takes for this request, "
-				   "answered -1" :
-				   "could not be served, answered -1";
+		return refused_size ? "refused by the kernel, larger than it takes for this request, "
+				      "answered -1" :
+				      "could not be served, answered -1";
 	}
 }
 
