@@ -28,6 +28,7 @@ into_buf() {
 	echo 1 >"$FWH_TF/config_into_buf"
 	echo "$BUF" >"$FWH_TF/config_buf_size"
 	echo 1 >"$FWH_TF/config_num_requests"
+	echo 0 >"$FWH_TF/config_read_fw_idx" # reset keeps what an earlier case set
 	printf '%s' "$1" >"$FWH_TF/config_name"
 	t0=$(now_ms)
 	echo 1 >"$FWH_TF/trigger_batched_requests" || fail "trigger_batched_requests for $1"
