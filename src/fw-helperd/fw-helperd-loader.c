@@ -287,7 +287,7 @@ static int walk_next(char **todo, char comp[static NAME_MAX + 1], bool *ret_last
  * spliced into the rest of the path, as the kernel does. Only the last step opens for
  * reading, relative to the directory already resolved and without following anything.
  */
-static int walk_beneath(int root_fd, const char *path, int *ret_fd)
+static int walk_beneath(int root_fd, const char *path, int *ret_fd, bool *ret_descended)
 {
 	_cleanup_free_ char *todo = NULL;
 	_cleanup_close_ int dir_fd = -EBADF;
@@ -325,6 +325,7 @@ static int walk_beneath(int root_fd, const char *path, int *ret_fd)
 				return r;
 		} else if (S_ISDIR(st.st_mode)) {
 			depth = strcmp(comp, "..") == 0 ? depth - 1 : depth + 1;
+			*ret_descended = true;
 			safe_close(dir_fd);
 			dir_fd = TAKE_FD(fd);
 		} else if (!last)
@@ -370,12 +371,14 @@ static int verify_beneath(int root_fd, int fd)
 static int open_beneath_fallback(int root_fd, const char *path, int *ret_fd)
 {
 	_cleanup_close_ int fd = -EBADF;
+	bool descended = false;
 	int r;
 
-	r = walk_beneath(root_fd, path, &fd);
+	r = walk_beneath(root_fd, path, &fd, &descended);
 	if (r < 0)
 		return r;
-	r = verify_beneath(root_fd, fd);
+	/* a file found in the root itself cannot have been moved out of it by a rename */
+	r = descended ? verify_beneath(root_fd, fd) : 0;
 	if (r < 0)
 		return r;
 	*ret_fd = TAKE_FD(fd);
