@@ -24,6 +24,14 @@
 
 /* How long SIGTERM waits for requests being answered before aborting them. */
 #define STOP_TIMEOUT_USEC (5 * USEC_PER_SEC)
+/* In the runtime directory; rules.d/50-firmware.rules tests for it by its full path. */
+#define LISTENING_FLAG "listening"
+/*
+ * How long a change waits before it is told (D-Bus PropertiesChanged, systemd's STATUS= and
+ * watchdog switch): each of those wakes dbus-daemon or PID 1, which then compete for the CPU
+ * with the drivers being answered. A run of requests is told once, after this.
+ */
+#define CHANGED_DELAY_USEC (100 * USEC_PER_MSEC)
 
 static const char *const state_table[_MANAGER_STATE_MAX] = {
 	[MANAGER_STARTING] = "starting",
@@ -103,7 +111,7 @@ Manager *manager_free(Manager *m)
 	m->verifier = verifier_free(m->verifier);
 	sd_event_source_disable_unref(m->mountinfo_source);
 	sd_event_source_disable_unref(m->exit_timer);
-	sd_event_source_disable_unref(m->bus_emit);
+	sd_event_source_disable_unref(m->changed_timer);
 	sd_event_source_disable_unref(m->bus_reconnect);
 	sd_bus_flush_close_unref(m->bus);
 	sd_event_unref(m->event);
@@ -524,10 +532,40 @@ static void drop_deferred(Manager *m)
 	}
 }
 
+/*
+ * While LISTENING_FLAG exists, udev's rule leaves requests to us instead of tagging them for
+ * systemd, which would cost PID 1 a device unit (and dbus-daemon its signals) per request.
+ */
+static void listening_flag_set(Manager *m, bool on)
+{
+	_cleanup_free_ char *path = path_join(m->sleep->runtime_dir, LISTENING_FLAG);
+	int fd;
+
+	if (!path)
+		return;
+	if (!on) {
+		if (unlink(path) < 0 && errno != ENOENT)
+			log_warning_errno(-errno, "Cannot remove %s: %m", path);
+		return;
+	}
+	fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0)
+		log_debug_errno(-errno, "Cannot create %s, requests keep starting us through systemd: %m",
+				path);
+	safe_close(fd);
+}
+
 void manager_stop(Manager *m)
 {
 	if (m->state == MANAGER_STOPPING)
 		return;
+	/*
+	 * Requests udev sees from now on are tagged again and start a successor once we are gone.
+	 * Any it saw before are in sysfs already: take them all, none is left to nobody.
+	 */
+	listening_flag_set(m, false);
+	if (m->state == MANAGER_RUNNING)
+		(void)manager_rescan(m);
 	m->state = MANAGER_STOPPING;
 	(void)sd_notify(false, "STOPPING=1");
 	manager_udev_stop(m);
@@ -566,11 +604,11 @@ static void update_watchdog(Manager *m)
 	m->watchdog_on = busy;
 }
 
-static int on_emit(sd_event_source *s, void *userdata)
+static int on_changed(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	Manager *m = userdata;
 
-	m->bus_emit = sd_event_source_disable_unref(m->bus_emit);
+	m->changed_timer = sd_event_source_disable_unref(m->changed_timer);
 	update_watchdog(m);
 	manager_bus_emit_changed(m);
 	(void)sd_notifyf(false, "STATUS=%s: %" PRIu64 " served, %" PRIu64 " missing, %" PRIu64
@@ -581,9 +619,10 @@ static int on_emit(sd_event_source *s, void *userdata)
 
 void manager_changed(Manager *m)
 {
-	if (m->bus_emit || !m->event)
+	if (m->changed_timer || !m->event)
 		return;
-	(void)sd_event_add_defer(m->event, &m->bus_emit, on_emit, m);
+	(void)sd_event_add_time_relative(m->event, &m->changed_timer, CLOCK_MONOTONIC,
+					 CHANGED_DELAY_USEC, 0, on_changed, m);
 }
 
 static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
@@ -684,6 +723,7 @@ int manager_run(Manager *m)
 		log_warning_errno(r, "Initial scan for pending requests failed: %m");
 
 	m->state = MANAGER_RUNNING;
+	listening_flag_set(m, true);
 	manager_changed(m);
 	(void)sd_notify(false, "READY=1");
 	log_info("fw-helperd " PACKAGE_VERSION " running (%s events, %u workers).",

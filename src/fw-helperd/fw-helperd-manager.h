@@ -72,7 +72,7 @@ typedef struct Manager {
 	unsigned answered_next;
 	sd_event_source *mountinfo_source;
 	sd_event_source *exit_timer;
-	sd_event_source *bus_emit;
+	sd_event_source *changed_timer;	/* armed while a change is still to be told */
 	sd_event_source *bus_reconnect;	/* armed while the bus is lost */
 	bool watchdog_on;		/* systemd's watchdog pinged (only while busy) */
 	usec_t reconnect_interval;
@@ -124,5 +124,5 @@ void manager_stop(Manager *m);
 /* Search roots as of now (the custom path parameter may change at runtime). */
 int manager_search_roots(Manager *m, char ***ret);
 
-/* Tells the bus side that counters or state changed; coalesced per loop iteration. */
+/* Counters or state changed: told to the bus and systemd once, CHANGED_DELAY_USEC later. */
 void manager_changed(Manager *m);

@@ -173,8 +173,17 @@ def main():
               wait_for(lambda: loading_of(third) == "0"), loading_of(third))
         fx.finish(third)
 
+        # udev's rule leaves requests untagged while this file says the daemon takes them.
+        flag = os.path.join(fx.top, "run", "listening")
+        check("running: the listening flag exists", os.path.exists(flag))
+        # One udev saw before the flag went: the daemon takes it on its way out, since
+        # nothing would start a successor for it (no event reaches this daemon: no rescan).
+        last = fx.request("vendor/fw.bin")
         daemon.send_signal(signal.SIGTERM)
         check("SIGTERM exits cleanly", daemon.wait(timeout=10) == 0, str(daemon.returncode))
+        check("a request pending at stop is answered before exit",
+              loading_of(last) == "0" and data_of(last) == blob, loading_of(last))
+        check("stopped: the listening flag is gone", not os.path.exists(flag))
     finally:
         if daemon.poll() is None:
             daemon.kill()

@@ -1,6 +1,7 @@
 #!/bin/sh
 # The installed rule replaces udev's stub, starts the daemon on demand for the request
-# that needs it, and an admin can keep the daemon away from a device. With no rule that
+# that needs it (tagged for systemd only then: not while the daemon runs, nor after it was
+# killed), and an admin can keep the daemon away from a device. With no rule that
 # assigns FW_HELPERD_IGNORE, the daemon answers from the kernel's own event without
 # waiting for udev (FW_EVENT=kernel); with one, it waits for udev's (FW_EVENT=udev).
 . "$(dirname "$0")/../daemon.sh"
@@ -8,17 +9,61 @@ fwh_setup
 [ -f /etc/udev/rules.d/50-firmware.rules ] || fail "mask rule not installed"
 grep -q fw-helperd /etc/udev/rules.d/50-firmware.rules || fail "mask rule is not ours"
 
+# udev's "add" events for firmware, as broadcast (with the TAGS the rules gave them).
+mon=${FWH_CASE_TMP:-/tmp}/udev-monitor.txt
+udevadm monitor --udev --property --subsystem-match=firmware >"$mon" &
+mon_pid=$!
+dropin=/run/systemd/system/fw-helperd.service.d/90-vmtest-no-restart.conf
+# shellcheck disable=SC2064 # now: the monitor's PID
+trap "kill $mon_pid 2>/dev/null; rm -f '$dropin'; systemctl daemon-reload" EXIT
+sleep 1
+# tags_of NAME: the TAGS of the add event for NAME ("none" if untagged)
+tags_of() {
+	awk -v fw="FIRMWARE=$1" 'BEGIN { RS = ""; FS = "\n" }
+		$0 ~ "ACTION=add" && $0 ~ fw { t = "none"; for (i = 1; i <= NF; i++)
+			if ($i ~ /^TAGS=/) t = $i; print t }' "$mon" | tail -n 1
+}
+flag=/run/fw-helperd/listening
+
 # On demand: the daemon is stopped; the request itself starts it and is answered.
 blob "$SRV/demand.bin" 3000
 systemctl stop fw-helperd
+[ -e "$flag" ] && fail "$flag left behind by a stopped daemon"
 expect_served demand.bin "$SRV/demand.bin"
 systemctl is-active -q fw-helperd || fail "request did not start the daemon"
+[ -e "$flag" ] || fail "running daemon did not create $flag"
 
 # Fast path: no exclusion rule is installed, the kernel's event is answered.
 blob "$SRV/fast.bin" 2000
 expect_served fast.bin "$SRV/fast.bin"
 journal_has FIRMWARE=fast.bin FW_EVENT=kernel || fail "fast.bin not answered from the kernel's event"
 note "fast.bin: $(journalctl -q -o cat -u fw-helperd FIRMWARE=fast.bin | tail -n 1)"
+
+# Killed and not restarted (Restart= off, or its limit hit): ExecStopPost takes the flag
+# away, so the next request is tagged, starts the daemon and is answered.
+mkdir -p "$(dirname "$dropin")"
+printf '[Service]\nRestart=no\n' >"$dropin"
+systemctl daemon-reload
+systemctl kill -s KILL fw-helperd
+for _ in $(seq 50); do
+	[ "$(systemctl show -p ActiveState --value fw-helperd)" = failed ] && break
+	sleep 0.1
+done
+[ -e "$flag" ] && fail "$flag left behind by a killed daemon"
+blob "$SRV/killed.bin" 1000
+expect_served killed.bin "$SRV/killed.bin"
+rm -f "$dropin"
+systemctl daemon-reload
+fwh_wait_active
+
+sleep 1
+kill "$mon_pid"
+wait "$mon_pid" 2>/dev/null
+note "tags: demand.bin $(tags_of demand.bin), fast.bin $(tags_of fast.bin), killed.bin $(tags_of killed.bin)"
+case $(tags_of demand.bin) in *:systemd:*) ;; *) fail "demand.bin was not tagged for systemd" ;; esac
+case $(tags_of killed.bin) in *:systemd:*) ;; *) fail "killed.bin was not tagged for systemd" ;; esac
+[ "$(tags_of fast.bin)" = none ] || fail "fast.bin tagged while the daemon ran: $(tags_of fast.bin)"
+rm -f "$mon" "$SRV/killed.bin"
 
 # Exclusion: FW_HELPERD_IGNORE=1 leaves the request alone (it times out).
 printf 'SUBSYSTEM=="firmware", ACTION=="add", ENV{FIRMWARE}=="excluded.bin", ENV{FW_HELPERD_IGNORE}="1"\n' \
