@@ -6,11 +6,9 @@
 # every case skips it. Prints tables and "BENCH<TAB>..." rows (TSV) that
 # bench/run.sh extracts from result.log; goals as "GOAL PASS|MISS" lines.
 . /usr/lib/fwh-vmtest/lib.sh
+. /usr/lib/fwh-vmtest/bench.sh
 
-case " $(cat /proc/cmdline) " in
-*" fwh.cases="*bench*) ;;
-*) skip "benchmark: runs only when selected by name (bench/run.sh)" ;;
-esac
+bench_only
 need_fw_helperd
 
 # Sizes and repetitions; trimmed so that one TCG boot stays near 10 minutes.
@@ -52,16 +50,6 @@ timed() {
 # case timeout still reports what it measured) and kept for the tables.
 row() {
 	printf 'BENCH\t%s\t%s\t%s\t%s\n' "$@" | tee -a "$TSV"
-}
-
-# stats: numbers on stdin -> "median p99 n" (nearest rank; p99 is the
-# maximum below 100 samples)
-stats() {
-	sort -n | awk '{ v[NR] = $1 } END {
-		if (!NR) { print "NA NA 0"; exit }
-		m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-		r = int(0.99 * NR + 0.999999); if (r < 1) r = 1; if (r > NR) r = NR
-		printf "%d %d %d\n", m, v[r], NR }'
 }
 
 ## Peers: each turn has exactly one helper ----------------------------------

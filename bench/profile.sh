@@ -1,0 +1,67 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# bench/profile.sh [--kernel 6.1|6.12]
+#
+# Where the time of a small request goes: boots the VM test bed with
+# bench/profile/91-profile-requests.sh, which runs fw-helperd as shipped under
+# `perf record -a -g` for a series of 4 KiB and missing-firmware requests and
+# prints the CPU share of every process, fw-helperd's hottest symbols and the
+# driver's wait against the daemon's own FW_DURATION_USEC.
+#
+# The guest has no perf: the host's (Debian's linux-perf) is carried in with
+# the shared libraries it needs beyond libc, in a tar next to the case.
+#
+#   FWH_VM_BUILDDIR   build dir (default build-bench)
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/.." && pwd)
+series=6.1
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--kernel) series=${2:?}; shift ;;
+	--kernel=*) series=${1#*=} ;;
+	-h|--help) sed -n '4,15s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	*) echo "usage: $0 [--kernel 6.1|6.12]" >&2; exit 2 ;;
+	esac
+	shift
+done
+
+perf=$(command -v perf) || { echo "profile: needs perf on the host (apt install linux-perf)" >&2; exit 1; }
+perf=$(readlink -f "$perf")
+# Debian's /usr/bin/perf may be a wrapper script that picks perf_<version>
+if ! file -b "$perf" | grep -q ELF; then
+	perf=$(ls /usr/bin/perf_* 2>/dev/null | sort -V | tail -n 1)
+	[ -n "$perf" ] || { echo "profile: no perf binary found" >&2; exit 1; }
+fi
+
+cases=$(mktemp -d)
+trap 'rm -rf "$cases"' EXIT
+bundle=$cases/bundle
+mkdir -p "$bundle/lib"
+cp -L "$perf" "$bundle/perf"
+# the guest has the same Debian release: libc and its close kin are there already
+ldd "$perf" | awk '/=> \// { print $3 }' | while read -r lib; do
+	case ${lib##*/} in
+	libc.so.*|libm.so.*|libgcc_s.so.*|ld-linux*) ;;
+	*) cp -L "$lib" "$bundle/lib/" ;;
+	esac
+done
+tar -C "$bundle" -cf "$cases/perf-bundle.tar" .
+rm -rf "$bundle"
+cp "$here/profile/91-profile-requests.sh" "$cases/"
+
+export FWH_VM_BUILDDIR=${FWH_VM_BUILDDIR:-$repo/build-bench}
+logs=$FWH_VM_BUILDDIR/profile-logs/$(date +%Y%m%d-%H%M%S)-$series-$$
+mkdir -p "$logs"
+export FWH_VM_LOGDIR=$logs FWH_VM_EXTRA_CASES=$cases
+rc=0
+"$repo/tests/vm/run.sh" --kernel "$series" --cases 91-profile-requests || rc=$?
+
+run=$(ls -d "$logs"/*/ 2>/dev/null | head -n 1)
+[ -n "$run" ] && [ -f "$run/result.txt" ] || { echo "profile: no result.txt under $logs" >&2; exit 1; }
+sed -n '/^\(not \)\{0,1\}ok [0-9]* - 91-profile/,/^# time 91-profile/p' "$run/result.txt" \
+	| sed 's/^# \{0,1\}//' | tee "$run/profile.txt"
+echo "profile: report in ${run}profile.txt" >&2
+exit "$rc"

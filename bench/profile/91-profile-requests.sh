@@ -1,0 +1,65 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# Profile, not a test (bench/profile.sh carries it and perf into the guest): fw-helperd
+# as shipped answers a series of 4 KiB requests, then of missing names, under
+# `perf record -a -g`. Prints the CPU share of every process over each series,
+# fw-helperd's hottest symbols, and the driver's wait next to the daemon's own
+# FW_DURATION_USEC (from taking the event to the answer).
+. /usr/lib/fwh-vmtest/lib.sh
+. /usr/lib/fwh-vmtest/bench.sh
+
+BUNDLE=/usr/lib/fwh-vmtest/cases/perf-bundle.tar
+[ -f "$BUNDLE" ] || skip "no perf bundle (run bench/profile.sh)"
+need_fw_helperd
+N=60
+
+P=$FWH_CASE_TMP/perf
+mkdir -p "$P"
+tar -xf "$BUNDLE" -C "$P"
+export LD_LIBRARY_PATH=$P/lib
+"$P/perf" --version || fail "perf does not run in the guest"
+
+# as in 90-bench-peers.sh: the serial console would cost ~1 ms per character
+read -r _fwh_loglevel _ </proc/sys/kernel/printk
+at_exit "dmesg -n $_fwh_loglevel"
+dmesg -n 1
+setup_test_firmware
+mask_udev_firmware_rule
+mkdir -p /etc/fw-helperd/fw-helperd.conf.d
+printf '[Firmware]\nSearchPath=%s\n' "$FWH_FW_DIR" >/etc/fw-helperd/fw-helperd.conf.d/50-profile.conf
+at_exit "rm -f /etc/fw-helperd/fw-helperd.conf.d/50-profile.conf"
+set_fallback_timeout 60
+make_blob 4096 "$FWH_FW_DIR/profile-4k.bin" 91
+at_exit "rm -f $FWH_FW_DIR/profile-4k.bin"
+systemctl restart fw-helperd.service
+wait_until 10 systemctl is-active -q fw-helperd.service || fail "fw-helperd did not start"
+trigger profile-4k.bin
+
+median() { stats | cut -d' ' -f1; }
+
+# profile LABEL NAME: N requests for NAME under perf; the driver's wait of each.
+profile() {
+	journal_mark
+	"$P/perf" record -q -a -g -F 1000 -o "$P/$1.data" -- bash -c '
+		for i in $(seq '"$N"'); do
+			t0=$EPOCHREALTIME
+			printf %s '"$2"' >'"$FWH_TF"'/trigger_request 2>/dev/null
+			t1=$EPOCHREALTIME
+			echo $(( ${t1/./} - ${t0/./} ))
+		done' >"$P/$1.us" 2>"$P/$1.err" || { cat "$P/$1.err"; fail "perf record"; }
+	sleep 1
+	info ""
+	info "## $1: $N requests for $2"
+	info "driver's wait, median: $(median <"$P/$1.us") us;" \
+		"fw-helperd's FW_DURATION_USEC, median: $(journal_since_mark -o cat \
+			--output-fields=FW_DURATION_USEC FIRMWARE="$2" | median) us"
+	info "CPU samples by process:"
+	"$P/perf" report -i "$P/$1.data" --no-children --sort comm --stdio -g none 2>/dev/null |
+		awk 'NF && !/^#/ && n++ < 12'
+	info "fw-helperd's hottest symbols:"
+	"$P/perf" report -i "$P/$1.data" --no-children --comm fw-helperd --sort dso,sym \
+		--stdio -g none 2>/dev/null | awk 'NF && !/^#/ && n++ < 15'
+}
+
+profile served profile-4k.bin
+profile missing profile-missing.bin
