@@ -290,7 +290,8 @@ static int walk_next(char **todo, char comp[static NAME_MAX + 1], bool *ret_last
 static int walk_beneath(int root_fd, const char *path, int *ret_fd, bool *ret_descended)
 {
 	_cleanup_free_ char *todo = NULL;
-	_cleanup_close_ int dir_fd = -EBADF;
+	_cleanup_close_ int owned = -EBADF;	/* dir_fd once the walk left the root */
+	int dir_fd = root_fd;
 	char comp[NAME_MAX + 1];
 	unsigned depth = 0, links = 0;
 	bool last;
@@ -299,9 +300,6 @@ static int walk_beneath(int root_fd, const char *path, int *ret_fd, bool *ret_de
 	todo = strdup(path);
 	if (!todo)
 		return -ENOMEM;
-	dir_fd = fcntl(root_fd, F_DUPFD_CLOEXEC, 3);
-	if (dir_fd < 0)
-		return -errno;
 
 	while ((r = walk_next(&todo, comp, &last)) > 0) {
 		_cleanup_close_ int fd = -EBADF;
@@ -326,8 +324,8 @@ static int walk_beneath(int root_fd, const char *path, int *ret_fd, bool *ret_de
 		} else if (S_ISDIR(st.st_mode)) {
 			depth = strcmp(comp, "..") == 0 ? depth - 1 : depth + 1;
 			*ret_descended = true;
-			safe_close(dir_fd);
-			dir_fd = TAKE_FD(fd);
+			safe_close(owned);
+			dir_fd = owned = TAKE_FD(fd);
 		} else if (!last)
 			return -ENOTDIR;
 		else
@@ -630,11 +628,27 @@ static bool error_is_absent(int r)
 	return r == -ENOENT || r == -ENOTDIR || r == -ENAMETOOLONG;
 }
 
-static int try_root(const char *root, const char *name, const char *suffix,
+/*
+ * A root's handle, or -ENOENT for one that is absent or out of reach (e.g. hidden by the
+ * sandbox): as good as absent. The root itself is configuration: symlinks in it
+ * (/lib -> usr/lib) are fine.
+ */
+static int open_root(const char *root)
+{
+	int fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC), r = -errno;
+
+	if (fd >= 0)
+		return fd;
+	if (r == -EACCES)
+		log_debug("Firmware root %s is not reachable, skipping it.", root);
+	return error_is_absent(r) || r == -EACCES ? -ENOENT : r;
+}
+
+static int try_root(const char *root, int root_fd, const char *name, const char *suffix,
 		    FwCompression compression, size_t limit, FwBlob **ret, char ***tried)
 {
 	_cleanup_free_ char *relative = NULL, *path = NULL;
-	_cleanup_close_ int root_fd = -EBADF, fd = -EBADF;
+	_cleanup_close_ int fd = -EBADF;
 	int r;
 
 	if (asprintf(&relative, "%s%s", name, suffix) < 0)
@@ -644,15 +658,8 @@ static int try_root(const char *root, const char *name, const char *suffix,
 		return -ENOMEM;
 	if (tried && strv_extend(tried, path) < 0)
 		return -ENOMEM;
-
-	/* the root itself is configuration: symlinks in it (/lib -> usr/lib) are fine */
-	root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (root_fd < 0) {
-		/* a root we may not reach (e.g. hidden by the sandbox) is as good as absent */
-		if (errno == EACCES)
-			log_debug("Firmware root %s is not reachable, skipping it.", root);
-		return error_is_absent(-errno) || errno == EACCES ? -ENOENT : -errno;
-	}
+	if (root_fd < 0)
+		return root_fd;
 	r = open_beneath(root_fd, relative, &fd);
 	if (r < 0)
 		return error_is_absent(r) ? -ENOENT : r;
@@ -682,18 +689,25 @@ int fw_blob_open(char *const *roots, const char *name, uint64_t max_size, FwBlob
 		{ ".zst", FW_COMPRESSION_ZSTD },
 		{ ".xz", FW_COMPRESSION_XZ },
 	};
-	size_t limit = (size_t)MIN(max_size, (uint64_t)SIZE_MAX - 1);
+	size_t limit = (size_t)MIN(max_size, (uint64_t)SIZE_MAX - 1), n = strv_length(roots);
+	_cleanup_free_ int *root_fds = NULL;
 	int r;
 
 	r = fw_name_check(name, NULL);
 	if (r < 0)
 		return r;
-	for (size_t i = 0; i < ELEMENTSOF(order); i++)
-		for (char *const *root = roots; root && *root; root++) {
-			r = try_root(*root, name, order[i].suffix, order[i].compression, limit, ret,
-				     tried);
-			if (r != -ENOENT)
-				return r;
-		}
-	return -ENOENT;
+	/* each root opened once, not once per suffix: most of them are absent */
+	root_fds = malloc(sizeof(int) * (n ?: 1));
+	if (!root_fds)
+		return -ENOMEM;
+	for (size_t j = 0; j < n; j++)
+		root_fds[j] = open_root(roots[j]);
+	r = -ENOENT;
+	for (size_t i = 0; i < ELEMENTSOF(order) && r == -ENOENT; i++)
+		for (size_t j = 0; j < n && r == -ENOENT; j++)
+			r = try_root(roots[j], root_fds[j], name, order[i].suffix,
+				     order[i].compression, limit, ret, tried);
+	for (size_t j = 0; j < n; j++)
+		safe_close(root_fds[j]);
+	return r;
 }
