@@ -15,18 +15,8 @@
 #   FWH_VM_BUILDDIR   build dir (default build-bench)
 set -euo pipefail
 
-here=$(cd "$(dirname "$0")" && pwd)
-repo=$(cd "$here/.." && pwd)
-series=6.1
-while [ $# -gt 0 ]; do
-	case "$1" in
-	--kernel) series=${2:?}; shift ;;
-	--kernel=*) series=${1#*=} ;;
-	-h|--help) sed -n '4,15s/^# \{0,1\}//p' "$0"; exit 0 ;;
-	*) echo "usage: $0 [--kernel 6.1|6.12]" >&2; exit 2 ;;
-	esac
-	shift
-done
+# shellcheck source=bench/common.sh
+. "$(dirname "$0")/common.sh"
 
 perf=$(command -v perf) || { echo "profile: needs perf on the host (apt install linux-perf)" >&2; exit 1; }
 perf=$(readlink -f "$perf")
@@ -52,7 +42,6 @@ tar -C "$bundle" -cf "$cases/perf-bundle.tar" .
 rm -rf "$bundle"
 cp "$here/profile/91-profile-requests.sh" "$cases/"
 
-export FWH_VM_BUILDDIR=${FWH_VM_BUILDDIR:-$repo/build-bench}
 logs=$FWH_VM_BUILDDIR/profile-logs/$(date +%Y%m%d-%H%M%S)-$series-$$
 mkdir -p "$logs"
 export FWH_VM_LOGDIR=$logs FWH_VM_EXTRA_CASES=$cases

@@ -12,20 +12,9 @@
 #   FWH_BENCH_CASES   case globs (default 90-bench-*)
 set -euo pipefail
 
-here=$(cd "$(dirname "$0")" && pwd)
-repo=$(cd "$here/.." && pwd)
-series=6.1
-while [ $# -gt 0 ]; do
-	case "$1" in
-	--kernel) series=${2:?}; shift ;;
-	--kernel=*) series=${1#*=} ;;
-	-h|--help) sed -n '4,12s/^# \{0,1\}//p' "$0"; exit 0 ;;
-	*) echo "usage: $0 [--kernel 6.1|6.12]" >&2; exit 2 ;;
-	esac
-	shift
-done
+# shellcheck source=bench/common.sh
+. "$(dirname "$0")/common.sh"
 
-export FWH_VM_BUILDDIR=${FWH_VM_BUILDDIR:-$repo/build-bench}
 logs=$FWH_VM_BUILDDIR/bench-logs/$(date +%Y%m%d-%H%M%S)-$series-$$
 mkdir -p "$logs"
 # One boot runs every workload: allow it to take its time.
