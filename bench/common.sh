@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034 # $series is for the script that sources this
 # Sourced by bench/run.sh and bench/profile.sh: sets $here, $repo and, from the
 # arguments, $series (--kernel 6.1|6.12); -h prints the script's header comment.
 
