@@ -54,6 +54,9 @@ cycle() { # SOURCE NAME
 	echo mem >/sys/power/state || fail "suspend cycle failed"
 	echo none >/sys/power/pm_test
 	rm -f "/lib/firmware/$_name"
+	# fwh_cache lets go of its pins release_delay_ms after each resume: a pin taken
+	# before that would go too
+	sleep 1.5
 }
 
 for s in $SOURCES; do
