@@ -27,9 +27,9 @@
 /* In the runtime directory; rules.d/50-firmware.rules tests for it by its full path. */
 #define LISTENING_FLAG "listening"
 /*
- * How long a change waits before it is told (D-Bus PropertiesChanged, systemd's STATUS= and
- * watchdog switch): each of those wakes dbus-daemon or PID 1, which then compete for the CPU
- * with the drivers being answered. A run of requests is told once, after this.
+ * How long a change waits before it is told (D-Bus PropertiesChanged, systemd's STATUS=, the
+ * watchdog going off): each of those wakes dbus-daemon or PID 1, which then compete for the
+ * CPU with the drivers being answered. A run of requests is told once, after this.
  */
 #define CHANGED_DELAY_USEC (100 * USEC_PER_MSEC)
 
@@ -586,10 +586,15 @@ void manager_stop(Manager *m)
  * way, where a hung loop would cost drivers their timeouts. An idle daemon then wakes
  * for nothing at all: no pings, and WATCHDOG_USEC=0 tells systemd not to expect any.
  */
+static bool manager_busy(Manager *m)
+{
+	return m->n_requests > 0 || m->state != MANAGER_RUNNING ||
+	       (m->sleep && m->sleep->state != SLEEP_IDLE);
+}
+
 static void update_watchdog(Manager *m)
 {
-	bool busy = m->n_requests > 0 || m->state != MANAGER_RUNNING ||
-		    (m->sleep && m->sleep->state != SLEEP_IDLE);
+	bool busy = manager_busy(m);
 	uint64_t usec;
 
 	if (busy == m->watchdog_on || sd_watchdog_enabled(false, &usec) <= 0)
@@ -619,7 +624,12 @@ static int on_changed(sd_event_source *s, uint64_t usec, void *userdata)
 
 void manager_changed(Manager *m)
 {
-	if (m->changed_timer || !m->event)
+	if (!m->event)
+		return;
+	/* The watchdog goes on at once: a loop that hung in the meantime would go unnoticed. */
+	if (manager_busy(m) && !m->watchdog_on)
+		update_watchdog(m);
+	if (m->changed_timer)
 		return;
 	(void)sd_event_add_time_relative(m->event, &m->changed_timer, CLOCK_MONOTONIC,
 					 CHANGED_DELAY_USEC, 0, on_changed, m);
