@@ -8,9 +8,13 @@
 #include "fw-helperd-sleep.h"
 #include "log.h"
 
-/* While requests wait for the gate: first re-check soon, then back off to this. */
+/*
+ * While requests wait for the gate: first re-check soon, then back off to this. Under
+ * ProtectSystem= the timer is what notices the remount (see on_recheck()), so the back-off
+ * stays short: a read of mountinfo four times a second, only while something waits.
+ */
 #define RECHECK_MIN_USEC (100 * USEC_PER_MSEC)
-#define RECHECK_MAX_USEC (1 * USEC_PER_SEC)
+#define RECHECK_MAX_USEC (250 * USEC_PER_MSEC)
 
 static void log_deferral_end(Request *req, const char *why)
 {

@@ -388,8 +388,8 @@ static void log_completion(Manager *m, Request *req)
 	default:
 		if (req->path)
 			log_entry_add(&e, "FW_PATH=%s", req->path);
-		if (req->reason)
-			log_entry_add(&e, "FW_REASON=%s", req->reason);
+		if (req->reason != REASON_NONE)
+			log_entry_add(&e, "FW_REASON=%s", request_reason_to_string(req->reason));
 		log_entry_send(&e, req->result == REQUEST_GONE ? LOG_NOTICE : LOG_ERR, req->error,
 			       FW_MESSAGE_FAILED, "Firmware %s %s after %" PRIu64 " us: %m.", shown,
 			       request_outcome(req), req->duration);

@@ -66,9 +66,15 @@ Request *request_free(Request *r)
 	return NULL;
 }
 
-/* FW_REASON= values */
-#define REASON_DEVICE_REMOVED "device-removed"
-#define REASON_KERNEL_REFUSED_SIZE "kernel-refused-size"
+static const char *const reason_table[_REQUEST_REASON_MAX] = {
+	[REASON_DEVICE_REMOVED] = "device-removed",
+	[REASON_KERNEL_REFUSED_SIZE] = "kernel-refused-size",
+};
+
+const char *request_reason_to_string(RequestReason r)
+{
+	return r > REASON_NONE && r < _REQUEST_REASON_MAX ? reason_table[r] : NULL;
+}
 
 /* Strips the last component of path, in place; false when there is none. */
 static bool strip_last(char *path)
@@ -118,20 +124,18 @@ static RequestResult result_from_error(Request *r, int error)
 
 const char *request_outcome(const Request *r)
 {
-	bool device_removed = r->reason && strcmp(r->reason, REASON_DEVICE_REMOVED) == 0;
-	bool refused_size = r->reason && strcmp(r->reason, REASON_KERNEL_REFUSED_SIZE) == 0;
-
 	switch (r->result) {
 	case REQUEST_GONE:
-		return device_removed ? "request went away with its device" : "request went away";
+		return r->reason == REASON_DEVICE_REMOVED ? "request went away with its device" :
+							    "request went away";
 	case REQUEST_TIMEOUT:
 		return "not answered in time, aborted";
 	case REQUEST_CANCELLED:
 		return "aborted while stopping";
 	default:
-		return refused_size ? "refused by the kernel, larger than it takes for this request, "
-				      "answered -1" :
-				      "could not be served, answered -1";
+		if (r->reason == REASON_KERNEL_REFUSED_SIZE)
+			return "refused by the kernel, larger than it takes for this request, answered -1";
+		return "could not be served, answered -1";
 	}
 }
 

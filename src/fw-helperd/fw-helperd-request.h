@@ -27,6 +27,17 @@ typedef enum RequestResult {
 
 const char *request_result_to_string(RequestResult r);
 
+/* Why a request failed or went away, where the result alone does not say (FW_REASON=). */
+typedef enum RequestReason {
+	REASON_NONE,
+	REASON_DEVICE_REMOVED,		/* the requesting device went with the request */
+	REASON_KERNEL_REFUSED_SIZE,	/* larger than the kernel takes for this request */
+	_REQUEST_REASON_MAX,
+} RequestReason;
+
+/* The FW_REASON= value; NULL for REASON_NONE. */
+const char *request_reason_to_string(RequestReason r);
+
 /*
  * One pending firmware request: a directory /sys/.../firmware/<kobj>/ with `loading` and
  * `data`. Created and completed on the event loop; request_run() alone runs on a worker
@@ -59,7 +70,7 @@ typedef struct Request {
 	/* (worker) */
 	RequestResult result;
 	int error;		/* negative errno behind a failure */
-	const char *reason;	/* FW_REASON= of a failed or gone entry (static), or NULL */
+	RequestReason reason;
 	int64_t bytes;
 	char *path;		/* the file served */
 	FwCompression compression;

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "fw-helperd-request.h"
 
@@ -56,6 +57,26 @@ static void test_class_parent(const char *root)
 	check(request_device_gone(req), "class: device removed with its request");
 }
 
+/* The journal's FW_REASON= and message for each way a request ends unserved. */
+static void test_outcome(void)
+{
+	Request r = { .result = REQUEST_GONE };
+
+	check(!request_reason_to_string(REASON_NONE), "reason: none has no FW_REASON=");
+	check(strcmp(request_outcome(&r), "request went away") == 0, "outcome: gone");
+	r.reason = REASON_DEVICE_REMOVED;
+	check(strcmp(request_reason_to_string(r.reason), "device-removed") == 0, "reason: device-removed");
+	check(strcmp(request_outcome(&r), "request went away with its device") == 0,
+	      "outcome: gone with its device");
+	r = (Request){ .result = REQUEST_FAILED, .reason = REASON_KERNEL_REFUSED_SIZE };
+	check(strcmp(request_reason_to_string(r.reason), "kernel-refused-size") == 0,
+	      "reason: kernel-refused-size");
+	check(strstr(request_outcome(&r), "refused by the kernel") != NULL, "outcome: refused size");
+	r.reason = REASON_NONE;
+	check(strcmp(request_outcome(&r), "could not be served, answered -1") == 0, "outcome: failed");
+	check(!request_reason_to_string(_REQUEST_REASON_MAX), "reason: out of range");
+}
+
 int main(void)
 {
 	char root[] = "/tmp/test-request-XXXXXX";
@@ -64,6 +85,7 @@ int main(void)
 		return EXIT_FAILURE;
 	test_glue(root);
 	test_class_parent(root);
+	test_outcome();
 	run("rm -rf $R");
 	return n_failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -8,8 +8,9 @@
 #              rest in the same boot
 #   deferred   an image never asked for: the request waits until `mount -o remount,rw /`;
 #              the time from the remount to the answer
-#   footprint  the daemon's VmRSS before each cycle, while it holds the images (4.25 MiB
-#              asked for), and after it released them
+#   footprint  the daemon's memory before each cycle, while it holds the images (4.25 MiB
+#              asked for), and after it released them: RssAnon (its own memory, the goal)
+#              and VmRSS (which also counts library code first paged in by the first cycle)
 # Like 90-bench-peers.sh it runs only when selected by name (bench/run.sh).
 . /usr/lib/fwh-vmtest/sleep.sh
 . /usr/lib/fwh-vmtest/bench.sh
@@ -25,6 +26,7 @@ sleep_setup "CacheReleaseSec=${GRACE}s" "DeferMaxSec=90s"
 longer_sleep_delay 30
 at_exit "rm -f $FWH_FW_DIR/bench-sleep-*.bin"
 
+anon_kib() { awk '/^RssAnon:/ { print $2 }' "/proc/$1/status"; }
 row() { printf 'BENCH\t%s\t%s\t%s\t%s\n' "$@" | tee -a "$TSV"; }
 
 # timed NAME: request_firmware(NAME); sets US (elapsed) and RC.
@@ -60,6 +62,7 @@ journal_to_run
 : >disk.us
 : >mem.us
 : >late.ms
+: >late-after-mount.ms
 mem_failed=0 late_failed=0 disk_failed=0
 
 for c in $(seq "$CYCLES"); do
@@ -67,14 +70,14 @@ for c in $(seq "$CYCLES"); do
 	cp late.ref "$FWH_FW_DIR/bench-sleep-late-$c.bin"
 	disk_failed=$((disk_failed + $(timed_n bench-sleep-lat.bin "$REQS" disk.us)))
 	sleep 0.5
-	rss_before=$(fwh_rss_kib "$pid")
+	anon_before=$(anon_kib "$pid") rss_before=$(fwh_rss_kib "$pid")
 
 	journal_mark
 	hold_sleep
 	suspend_start
 	wait_state 20 sleeping || fail "cycle $c: daemon not 'sleeping' (state '$(sleep_state)')"
 	held_bytes=$(fwh_prop CacheBytes)
-	rss_held=$(fwh_rss_kib "$pid")
+	anon_held=$(anon_kib "$pid") rss_held=$(fwh_rss_kib "$pid")
 	rm "$FWH_FW_DIR/bench-sleep-lat.bin" "$FWH_FW_DIR/bench-sleep-big.bin"
 	root_ro
 	release_sleep
@@ -95,9 +98,11 @@ for c in $(seq "$CYCLES"); do
 	sleep 1
 	t_rw=$EPOCHREALTIME
 	root_rw
+	t_rw_done=$EPOCHREALTIME
 	if wait_trigger 30; then
 		t_done=$EPOCHREALTIME
 		echo $(( (${t_done/./} - ${t_rw/./}) / 1000 )) >>late.ms
+		echo $(( (${t_done/./} - ${t_rw_done/./}) / 1000 )) >>late-after-mount.ms
 		readback got.bin
 		check "cycle $c: deferred byte-exact" cmp -s got.bin late.ref
 	else
@@ -109,13 +114,16 @@ for c in $(seq "$CYCLES"); do
 	wait_journal $((GRACE + 20)) MESSAGE_ID=$MSG_CACHE_RELEASED _SYSTEMD_UNIT=$FWH_UNIT
 	wait_at_rest 10 || fail "cycle $c: not back at rest (state '$(sleep_state)')"
 	sleep 0.5
-	rss_after=$(fwh_rss_kib "$pid")
+	anon_after=$(anon_kib "$pid") rss_after=$(fwh_rss_kib "$pid")
 	[ "$(fwh_pid)" = "$pid" ] || fail "cycle $c: the daemon was restarted"
+	row footprint "cycle$c" anon_kib_before "$anon_before"
+	row footprint "cycle$c" anon_kib_held "$anon_held"
+	row footprint "cycle$c" anon_kib_after_release "$anon_after"
 	row footprint "cycle$c" rss_kib_before "$rss_before"
 	row footprint "cycle$c" rss_kib_held "$rss_held"
-	row footprint "cycle$c" held_bytes "${held_bytes:-0}"
 	row footprint "cycle$c" rss_kib_after_release "$rss_after"
-	[ "$c" = 1 ] && rss_first=$rss_before
+	row footprint "cycle$c" held_bytes "${held_bytes:-0}"
+	[ "$c" = 1 ] && anon_first=$anon_before
 	rm -f "$FWH_FW_DIR/bench-sleep-late-$c.bin"
 done
 
@@ -130,30 +138,35 @@ put() { # WORKLOAD SOURCE FILE FAILED
 put resume-userspace disk-at-rest disk.us "$disk_failed"
 put resume-userspace memory-after-resume mem.us "$mem_failed"
 put resume-deferred after-remount-ms late.ms "$late_failed"
+put resume-deferred after-remount-returned-ms late-after-mount.ms "$late_failed"
 read -r disk_med disk_p99 _ <<<"$(stats <disk.us)"
 read -r mem_med mem_p99 _ <<<"$(stats <mem.us)"
 read -r late_med late_p99 _ <<<"$(stats <late.ms)"
+read -r lam_med lam_p99 _ <<<"$(stats <late-after-mount.ms)"
 
 echo
 echo "## resume, user space (256 KiB; $CYCLES suspend cycles, root read-only at resume)"
 printf '%-28s %10s %10s %7s\n' source "median ms" "p99 ms" failed
 printf '%-28s %10.2f %10.2f %7s\n' "disk, daemon at rest" "$((disk_med))e-3" "$((disk_p99))e-3" "$disk_failed/$((CYCLES * REQS))"
 printf '%-28s %10.2f %10.2f %7s\n' "memory, after resume" "$((mem_med))e-3" "$((mem_p99))e-3" "$mem_failed/$((CYCLES * REQS))"
-printf '%-28s %10s %10s %7s\n' "deferred, after remount,rw" "$late_med" "$late_p99" "$late_failed/$CYCLES"
+printf '%-28s %10s %10s %7s\n' "deferred, from remount,rw" "$late_med" "$late_p99" "$late_failed/$CYCLES"
+printf '%-28s %10s %10s %7s\n' "  from mount(8)'s return" "$lam_med" "$lam_p99" ""
 echo
-echo "## footprint across suspend cycles (fw-helperd VmRSS, KiB)"
-printf '%-6s %8s %8s %12s %14s\n' cycle before held held_bytes after_release
+echo "## footprint across suspend cycles (fw-helperd, KiB; RssAnon / VmRSS)"
+printf '%-6s %13s %13s %13s %10s\n' cycle before held after_release held_bytes
 awk -F'\t' '$2 == "footprint" { v[$3, $4] = $5; if (!($3 in s)) { s[$3] = 1; o[++n] = $3 } }
 	END { for (i = 1; i <= n; i++) { c = o[i]
-		printf "%-6s %8s %8s %12s %14s\n", c, v[c, "rss_kib_before"], v[c, "rss_kib_held"],
-			v[c, "held_bytes"], v[c, "rss_kib_after_release"] } }' "$TSV"
+		printf "%-6s %6s/%-6s %6s/%-6s %6s/%-6s %10s\n", c, v[c, "anon_kib_before"], v[c, "rss_kib_before"],
+			v[c, "anon_kib_held"], v[c, "rss_kib_held"], v[c, "anon_kib_after_release"],
+			v[c, "rss_kib_after_release"], v[c, "held_bytes"] } }' "$TSV"
 echo
 echo "GOAL INFO resume (user space): from memory $(awk -v a="$mem_med" -v b="$disk_med" \
 	'BEGIN { printf "%.2f ms, %.2fx the daemon from disk at rest (%.2f ms)", a / 1000, b / a, b / 1000 }');" \
-	"deferred answered $late_med ms after the remount; the file gone from disk, the peers fail"
-worst=$(awk -F'\t' '$2 == "footprint" && $4 == "rss_kib_after_release" && $5 > m { m = $5 } END { print m + 0 }' "$TSV")
+	"deferred answered $late_med ms after the remount began ($lam_med ms after it returned);" \
+	"the file gone from disk, the peers fail"
+worst=$(awk -F'\t' '$2 == "footprint" && $4 == "anon_kib_after_release" && $5 > m { m = $5 } END { print m + 0 }' "$TSV")
 ok=MISS
-[ "$worst" -le $((rss_first + RSS_SLACK_KIB)) ] && ok=PASS
-echo "GOAL $ok memory between cycles: VmRSS after each release at most $worst KiB," \
-	"before the first cycle $rss_first KiB (goal: back to baseline, within $RSS_SLACK_KIB KiB)"
+[ "$worst" -le $((anon_first + RSS_SLACK_KIB)) ] && ok=PASS
+echo "GOAL $ok memory between cycles: RssAnon after each release at most $worst KiB," \
+	"before the first cycle $anon_first KiB (goal: back to baseline, within $RSS_SLACK_KIB KiB)"
 checks_done
