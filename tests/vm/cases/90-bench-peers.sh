@@ -7,6 +7,7 @@
 # bench/run.sh extracts from result.log; goals as "GOAL PASS|MISS" lines.
 . /usr/lib/fwh-vmtest/lib.sh
 . /usr/lib/fwh-vmtest/bench.sh
+. /usr/lib/fwh-vmtest/bench-timed.sh
 
 bench_only
 need_fw_helperd
@@ -35,15 +36,6 @@ cpu_busy() {
 	local _c u n s i w q sq st _r
 	read -r _c u n s i w q sq st _r </proc/stat
 	echo $((u + n + s + q + sq + st))
-}
-
-# timed NAME: request_firmware(NAME); sets US (elapsed) and RC.
-timed() {
-	local t0=$EPOCHREALTIME t1
-	printf '%s' "$1" >"$FWH_TF/trigger_request" 2>/dev/null
-	RC=$?
-	t1=$EPOCHREALTIME
-	US=$(( ${t1/./} - ${t0/./} ))
 }
 
 # row WORKLOAD PEER METRIC VALUE: printed at once (a run cut short by the

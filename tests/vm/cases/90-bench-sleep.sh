@@ -14,6 +14,7 @@
 # Like 90-bench-peers.sh it runs only when selected by name (bench/run.sh).
 . /usr/lib/fwh-vmtest/sleep.sh
 . /usr/lib/fwh-vmtest/bench.sh
+. /usr/lib/fwh-vmtest/bench-timed.sh
 
 bench_only
 
@@ -28,15 +29,6 @@ at_exit "rm -f $FWH_FW_DIR/bench-sleep-*.bin"
 
 anon_kib() { awk '/^RssAnon:/ { print $2 }' "/proc/$1/status"; }
 row() { printf 'BENCH\t%s\t%s\t%s\t%s\n' "$@" | tee -a "$TSV"; }
-
-# timed NAME: request_firmware(NAME); sets US (elapsed) and RC.
-timed() {
-	local t0=$EPOCHREALTIME t1
-	printf '%s' "$1" >"$FWH_TF/trigger_request" 2>/dev/null
-	RC=$?
-	t1=$EPOCHREALTIME
-	US=$(( ${t1/./} - ${t0/./} ))
-}
 
 # timed_n NAME N FILE: N requests for NAME, their microseconds appended to FILE;
 # prints how many failed.
