@@ -9,16 +9,17 @@ fwh_setup
 blob "$SRV/guard.bin" 5000
 MSG_GUARD=11b603da630d43bbb9686be2a24365c3
 
-# request_ms NAME: milliseconds until the request was answered; its status in $answered.
-request_ms() {
+# request_timed NAME: sets $ms, the milliseconds until the request was answered, and
+# $answered, served or failed.
+request_timed() {
 	t0=$(now_ms)
 	if request "$1"; then answered=served; else answered=failed; fi
-	echo $(($(now_ms) - t0))
+	ms=$(($(now_ms) - t0))
 }
 
 # expect_abort_within_1s NAME REASON
 expect_abort_within_1s() {
-	ms=$(request_ms "$1")
+	request_timed "$1"
 	note "$2: answered ($answered) after $ms ms"
 	[ "$answered" = failed ] || fail "$2: request served"
 	[ "$ms" -lt 1000 ] || fail "$2: answered after $ms ms, not within 1 s"
@@ -41,7 +42,7 @@ trap restore EXIT
 # 1. Stopped: the guard starts the daemon, whose first scan serves the request.
 systemctl stop fw-helperd
 [ ! -e /run/fw-helperd/listening ] || fail "listening flag left after stop"
-ms=$(request_ms guard.bin)
+request_timed guard.bin
 note "stopped daemon: request $answered after $ms ms"
 [ "$answered" = served ] || fail "request not served after the guard started the daemon"
 cmp -s /dev/test_firmware "$SRV/guard.bin" || fail "wrong bytes"
@@ -84,7 +85,7 @@ systemctl mask --runtime dbus.socket dbus.service
 systemctl stop dbus.socket dbus.service
 [ ! -S /run/dbus/system_bus_socket ] || fail "the bus socket is still there"
 systemctl start fw-helperd || fail "fw-helperd does not start without the system bus"
-ms=$(request_ms guard.bin)
+request_timed guard.bin
 note "without dbus: request $answered after $ms ms"
 [ "$answered" = served ] || fail "request not served without the bus"
 systemctl unmask --runtime dbus.socket dbus.service
