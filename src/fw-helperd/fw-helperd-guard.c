@@ -23,6 +23,8 @@
 #include "util.h"
 
 #define UNIT "fw-helperd.service"
+/* The daemon's exit status for a broken configuration (sysexits.h's EX_CONFIG). */
+#define EXIT_CONFIG 78
 #define LISTENING_FLAG RUNTIME_DIR "/listening"
 #define POLL_USEC (10 * USEC_PER_MSEC)
 /* Without systemd nothing starts the daemon: give one already starting by hand a moment. */
@@ -84,27 +86,79 @@ static int unit_state(sd_bus *bus, const char *path, char **ret_load, char **ret
 	return 0;
 }
 
-/* Starts the unit without waiting; returns its object path, or a negative errno with the
- * reason in *error (masked, not found, ...). */
-static int start_unit(sd_bus *bus, sd_bus_error *error, char **ret_path)
+/* The unit's object path; LoadUnit loads it if need be, and also answers for a masked unit. */
+static int unit_path(sd_bus *bus, sd_bus_error *error, char **ret_path)
 {
 	sd_bus_message *reply = NULL;
 	const char *path;
 	int r;
 
 	r = sd_bus_call_method(bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
-			       "org.freedesktop.systemd1.Manager", "StartUnit", error, NULL, "ss",
-			       UNIT, "replace");
-	if (r < 0)
-		return r;
-	r = sd_bus_call_method(bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
-			       "org.freedesktop.systemd1.Manager", "GetUnit", error, &reply, "s", UNIT);
+			       "org.freedesktop.systemd1.Manager", "LoadUnit", error, &reply, "s", UNIT);
 	if (r >= 0)
 		r = sd_bus_message_read(reply, "o", &path);
 	if (r >= 0 && !(*ret_path = strdup(path)))
 		r = -ENOMEM;
 	sd_bus_message_unref(reply);
 	return r;
+}
+
+/*
+ * Why starting the unit cannot help, or NULL: masked or missing, or failed in a way a new
+ * start repeats (a broken configuration, exit status 78, which the unit does not restart
+ * on; the start limit, which refuses the start). Asked before starting: a start that fails
+ * again takes as long as the daemon's start, which can be more than the driver has.
+ */
+static const char *start_futile(sd_bus *bus, const char *path)
+{
+	_cleanup_free_ char *load = NULL, *active = NULL, *result = NULL;
+	int32_t status = 0;
+
+	if (sd_bus_get_property_string(bus, "org.freedesktop.systemd1", path,
+				       "org.freedesktop.systemd1.Unit", "LoadState", NULL, &load) < 0 ||
+	    sd_bus_get_property_string(bus, "org.freedesktop.systemd1", path,
+				       "org.freedesktop.systemd1.Unit", "ActiveState", NULL, &active) < 0)
+		return "no-systemd";
+	if (strcmp(load, "masked") == 0)
+		return "unit-masked";
+	if (strcmp(load, "loaded") != 0)
+		return "unit-not-loaded";
+	if (strcmp(active, "failed") != 0)
+		return NULL;
+	if (sd_bus_get_property_string(bus, "org.freedesktop.systemd1", path,
+				       "org.freedesktop.systemd1.Service", "Result", NULL, &result) >= 0 &&
+	    strcmp(result, "start-limit-hit") == 0)
+		return "start-limit-hit";
+	if (sd_bus_get_property_trivial(bus, "org.freedesktop.systemd1", path,
+					"org.freedesktop.systemd1.Service", "ExecMainStatus", NULL, 'i',
+					&status) >= 0 &&
+	    status == EXIT_CONFIG)
+		return "config-broken";
+	return NULL;
+}
+
+/* Asks systemd to start the unit, without waiting for it; or says why not. */
+static const char *start_unit(sd_bus *bus, char **ret_path)
+{
+	sd_bus_error error = SD_BUS_ERROR_NULL;
+	const char *why;
+	int r;
+
+	r = unit_path(bus, &error, ret_path);
+	sd_bus_error_free(&error);
+	if (r < 0)
+		return "unit-not-loaded";
+	why = start_futile(bus, *ret_path);
+	if (why)
+		return why;
+	r = sd_bus_call_method(bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+			       "org.freedesktop.systemd1.Manager", "StartUnit", &error, NULL, "ss",
+			       UNIT, "replace");
+	why = r >= 0 ? NULL :
+	      sd_bus_error_has_name(&error, "org.freedesktop.systemd1.UnitMasked") ? "unit-masked" :
+										      "unit-not-startable";
+	sd_bus_error_free(&error);
+	return why;
 }
 
 /* 1 while the request waits for an answer; 0 once answered or gone. */
@@ -146,9 +200,8 @@ static void answer_abort(int dirfd, const char *devpath, const char *why)
 
 static int guard(const char *devpath)
 {
-	_cleanup_free_ char *dir = NULL, *unit_path = NULL;
+	_cleanup_free_ char *dir = NULL, *path = NULL;
 	_cleanup_close_ int dirfd = -EBADF;
-	sd_bus_error error = SD_BUS_ERROR_NULL;
 	sd_bus *bus = NULL;
 	const char *why = NULL;
 	usec_t start = now_usec(CLOCK_MONOTONIC);
@@ -162,10 +215,8 @@ static int guard(const char *devpath)
 
 	if (connect_systemd(&bus) < 0)
 		why = "no-systemd";
-	else if (start_unit(bus, &error, &unit_path) < 0)
-		why = sd_bus_error_has_name(&error, "org.freedesktop.systemd1.UnitMasked") ?
-			      "unit-masked" : "unit-not-startable";
-	sd_bus_error_free(&error);
+	else
+		why = start_unit(bus, &path);
 
 	for (;;) {
 		_cleanup_free_ char *load = NULL, *active = NULL;
@@ -174,7 +225,7 @@ static int guard(const char *devpath)
 
 		if (!request_pending(dirfd) || access(LISTENING_FLAG, F_OK) >= 0)
 			break;
-		if (!why && unit_state(bus, unit_path, &load, &active, &job) < 0)
+		if (!why && unit_state(bus, path, &load, &active, &job) < 0)
 			why = "no-systemd";
 		if (why) {
 			if (waited < NO_SYSTEMD_PATIENCE_USEC && strcmp(why, "no-systemd") == 0) {

@@ -62,7 +62,7 @@ printf '[Service]\nWorkers=0\n' > /etc/fw-helperd/fw-helperd.conf.d/99-broken.co
 systemctl restart fw-helperd 2>/dev/null
 [ "$(systemctl show -P ExecMainStatus fw-helperd)" = 78 ] \
 	|| fail "broken config: exit status $(systemctl show -P ExecMainStatus fw-helperd), expected 78"
-expect_abort_within_1s guard.bin "broken configuration" unit-failed
+expect_abort_within_1s guard.bin "broken configuration" config-broken
 rm -f /etc/fw-helperd/fw-helperd.conf.d/99-broken.conf
 systemctl reset-failed fw-helperd
 
@@ -77,7 +77,7 @@ for _ in $(seq 10); do
 done
 note "after the crash loop: Result=$(systemctl show -P Result fw-helperd)"
 [ "$(systemctl show -P Result fw-helperd)" = start-limit-hit ] || fail "start limit not hit"
-expect_abort_within_1s guard.bin "start limit hit" unit-failed
+expect_abort_within_1s guard.bin "start limit hit" start-limit-hit
 rm -f /run/systemd/system/fw-helperd.service.d/99-crash.conf
 systemctl daemon-reload
 systemctl reset-failed fw-helperd
