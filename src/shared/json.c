@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "json.h"
+#include "utf8.h"
 
 int json_writer_init(JsonWriter *w)
 {
@@ -79,29 +80,31 @@ void json_array_end(JsonWriter *w)
 	close_container(w, ']');
 }
 
+/*
+ * JSON text is UTF-8 (RFC 8259). A byte that is not part of a valid character becomes the
+ * four characters \xNN (written "\\xNN"), utf8_escape()'s form for D-Bus: a name reads
+ * back the same from either.
+ */
 static void put_string(JsonWriter *w, const char *s)
 {
 	fputc('"', w->f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		switch (*p) {
-		case '"':
-			fputs("\\\"", w->f);
-			break;
-		case '\\':
-			fputs("\\\\", w->f);
-			break;
-		case '\n':
+	while (*s) {
+		unsigned char c = (unsigned char)*s;
+		size_t n = utf8_char_len(s);
+
+		if (n == 0)
+			fprintf(w->f, "\\\\x%02x", c);
+		else if (c == '"' || c == '\\')
+			fprintf(w->f, "\\%c", c);
+		else if (c == '\n')
 			fputs("\\n", w->f);
-			break;
-		case '\t':
+		else if (c == '\t')
 			fputs("\\t", w->f);
-			break;
-		default:
-			if (*p < 0x20 || *p == 0x7f)
-				fprintf(w->f, "\\u%04x", *p);
-			else
-				fputc(*p, w->f);
-		}
+		else if (c < 0x20 || c == 0x7f)
+			fprintf(w->f, "\\u%04x", c);
+		else
+			fwrite(s, 1, n, w->f);
+		s += n ?: 1;
 	}
 	fputc('"', w->f);
 }
