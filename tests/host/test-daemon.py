@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """Host integration test: the real fw-helperd and fwctl on a private D-Bus, answering
 requests in a fixture sysfs tree (regular files stand in for `loading` and `data`).
@@ -7,14 +7,12 @@ usage: test-daemon.py FW_HELPERD FWCTL
 """
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
-from privbus import wait_accepting
+from privbus import require, start_system_bus, tempdir
 
 FW_HELPERD, FWCTL = sys.argv[1], sys.argv[2]
 results = []
@@ -25,22 +23,9 @@ def check(name, ok, detail=""):
     print(("ok   " if ok else "FAIL ") + name + ("" if ok else ": " + detail), flush=True)
 
 
-BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>system</type>
-  <listen>unix:path={path}</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow user="*"/><allow own="*"/><allow send_destination="*"/><allow receive_sender="*"/>
-  </policy>
-</busconfig>
-"""
-
-
 class Fixture:
     def __init__(self):
-        self.top = tempfile.mkdtemp(prefix="fwh-host-")
+        self.top = tempdir("fwh-host-")
         self.sys = os.path.join(self.top, "sys")
         self.fw = os.path.join(self.top, "srv-firmware")
         self.conf = os.path.join(self.top, "fw-helperd.conf")
@@ -105,12 +90,8 @@ def data_of(dev):
 
 def main():
     fx = Fixture()
-    bus_path = os.path.join(fx.top, "bus")
-    bus_conf = os.path.join(fx.top, "bus.conf")
-    fx.write(bus_conf, BUS_CONFIG.format(path=bus_path))
-    bus = subprocess.Popen(["dbus-daemon", "--config-file=" + bus_conf, "--nofork"])
-    wait_accepting(bus_path)
-    env = dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS="unix:path=" + bus_path,
+    bus, address = start_system_bus(fx.top)
+    env = dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=address,
                RUNTIME_DIRECTORY=os.path.join(fx.top, "run"))
     env.pop("JOURNAL_STREAM", None)
 
@@ -193,22 +174,20 @@ def main():
             log = f.read()
         if not all(results):
             print("--- daemon log ---\n" + log)
-        shutil.rmtree(fx.top)
 
     # A broken configuration refuses to start, with exit code 78 and file:line.
-    bad = tempfile.NamedTemporaryFile("w", suffix=".conf", delete=False)
-    bad.write("[Service]\nWorkers=zero\n")
-    bad.close()
-    r = subprocess.run([FW_HELPERD, "--config", bad.name, "--config-dir", "/nonexistent",
+    bad = os.path.join(tempdir("fwh-host-"), "bad.conf")
+    Fixture.write(bad, "[Service]\nWorkers=zero\n")
+    r = subprocess.run([FW_HELPERD, "--config", bad, "--config-dir", "/nonexistent",
                         "--no-bus", "--event-source=none", "--log-target=stderr"],
                        capture_output=True, text=True, timeout=10)
     check("broken config: exit 78 with file:line", r.returncode == 78 and
-          (bad.name + ":2") in r.stderr, repr(r))
-    os.unlink(bad.name)
+          (bad + ":2") in r.stderr, repr(r))
 
     print("%d passed, %d failed" % (results.count(True), results.count(False)))
     return 0 if all(results) else 1
 
 
 if __name__ == "__main__":
+    require()
     sys.exit(main())

@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """Host test for fwctl: a fake org.fwhelperd1 on a private bus, fwctl pointed at it through
 $DBUS_SYSTEM_BUS_ADDRESS. Checks the output for people and programs and every exit status.
@@ -9,13 +9,11 @@ usage: test-fwctl.py FWCTL
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 
-from privbus import wait_accepting
+from privbus import require, tempdir, wait_accepting
 
 NAME, PATH, IFACE = "org.fwhelperd1", "/org/fwhelperd1", "org.fwhelperd1.Manager"
 
@@ -168,7 +166,7 @@ class Fake:
 
 
 def main(fwctl):
-    top = tempfile.mkdtemp(prefix="fwctl-host-")
+    top = tempdir("fwctl-host-")
     os.makedirs(os.path.join(top, "services"))
     with open(os.path.join(top, "bus.conf"), "w") as f:
         f.write(BUS_CONFIG.format(top=top))
@@ -283,7 +281,6 @@ def main(fwctl):
             bus_log.seek(0)
             print("--- dbus-daemon log ---\n" + bus_log.read())
         bus_log.close()
-        shutil.rmtree(top)
 
     print("%d passed, %d failed" % (results.count(True), results.count(False)))
     return 0 if all(results) else 1
@@ -293,6 +290,7 @@ if __name__ == "__main__":
     if len(sys.argv) == 4 and sys.argv[1] == "--serve":
         serve(sys.argv[2], sys.argv[3])
     elif len(sys.argv) == 2:
+        require("dbus", "gi")
         sys.exit(main(sys.argv[1]))
     else:
         sys.exit(__doc__)
