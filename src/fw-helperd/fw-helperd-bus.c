@@ -9,6 +9,7 @@
 #include "fw-helperd-sleep.h"
 #include "json.h"
 #include "log.h"
+#include "utf8.h"
 
 static int property_get_version(sd_bus *bus, const char *path, const char *interface,
 				const char *property, sd_bus_message *reply, void *userdata,
@@ -35,6 +36,34 @@ static int property_get_event_source(sd_bus *bus, const char *path, const char *
 	return sd_bus_message_append(reply, "s", event_source_to_string(m->config->event_source));
 }
 
+/*
+ * Firmware names, device and file paths are bytes; a D-Bus string must be UTF-8 or sd-bus
+ * refuses the whole message. Bytes that are not are sent as \xNN (the journal has them raw).
+ */
+static int append_escaped(sd_bus_message *reply, const char *s)
+{
+	_cleanup_free_ char *escaped = utf8_escape(s, 0);
+
+	if (!escaped)
+		return -ENOMEM;
+	return sd_bus_message_append(reply, "s", escaped);
+}
+
+static int append_escaped_strv(sd_bus_message *reply, char * const *l)
+{
+	int r;
+
+	r = sd_bus_message_open_container(reply, 'a', "s");
+	if (r < 0)
+		return r;
+	for (; l && *l; l++) {
+		r = append_escaped(reply, *l);
+		if (r < 0)
+			return r;
+	}
+	return sd_bus_message_close_container(reply);
+}
+
 static int property_get_search_path(sd_bus *bus, const char *path, const char *interface,
 				    const char *property, sd_bus_message *reply, void *userdata,
 				    sd_bus_error *error)
@@ -46,7 +75,7 @@ static int property_get_search_path(sd_bus *bus, const char *path, const char *i
 	r = manager_search_roots(m, &roots);
 	if (r < 0)
 		return r;
-	return sd_bus_message_append_strv(reply, roots);
+	return append_escaped_strv(reply, roots);
 }
 
 static int property_get_missing(sd_bus *bus, const char *path, const char *interface,
@@ -60,7 +89,7 @@ static int property_get_missing(sd_bus *bus, const char *path, const char *inter
 	if (r < 0)
 		return r;
 	for (MissingEntry *e = m->missing; e; e = e->next) {
-		r = sd_bus_message_append(reply, "s", e->name);
+		r = append_escaped(reply, e->name);
 		if (r < 0)
 			return r;
 	}
@@ -197,11 +226,13 @@ static int method_list_firmware(sd_bus_message *message, void *userdata, sd_bus_
 		r = sd_bus_message_open_container(reply, 'r', "stsas");
 		if (r < 0)
 			return r;
-		r = sd_bus_message_append(reply, "sts", e->name, e->size,
-					  registry_sources_to_string(e->sources));
+		r = append_escaped(reply, e->name);
 		if (r < 0)
 			return r;
-		r = sd_bus_message_append_strv(reply, e->devices);
+		r = sd_bus_message_append(reply, "ts", e->size, registry_sources_to_string(e->sources));
+		if (r < 0)
+			return r;
+		r = append_escaped_strv(reply, e->devices);
 		if (r < 0)
 			return r;
 		r = sd_bus_message_close_container(reply);

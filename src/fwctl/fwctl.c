@@ -13,6 +13,7 @@
 #include "json.h"
 #include "log.h"
 #include "macro.h"
+#include "utf8.h"
 #include "util.h"
 
 #define BUS_NAME "org.fwhelperd1"
@@ -235,12 +236,19 @@ static const char *format_bytes(char *buf, size_t size, uint64_t bytes)
 #define KEY_WIDTH 16
 
 /*
- * Values come from the kernel's requests: control bytes are shown escaped, never raw.
- * Without a key, the value continues the list above it, aligned with its first value.
+ * Values come from the kernel's requests: control bytes and non-ASCII are shown as \xNN,
+ * never raw. A backslash is left alone: the daemon already sends bytes that are not UTF-8
+ * as \xNN, and those must look the same here as the bytes fwctl escapes itself.
  */
+static char *escape_for_terminal(const char *s)
+{
+	return utf8_escape(s, ESCAPE_CONTROL | ESCAPE_NON_ASCII);
+}
+
+/* Without a key, the value continues the list above it, aligned with its first value. */
 static void print_field(const char *key, const char *value)
 {
-	_cleanup_free_ char *escaped = cescape(value ?: "n/a");
+	_cleanup_free_ char *escaped = escape_for_terminal(value ?: "n/a");
 
 	printf("%*s%s %s\n", KEY_WIDTH, key ?: "", key ? ":" : " ", escaped ?: "n/a");
 }
@@ -449,13 +457,13 @@ static void print_firmware_json(JsonWriter *w, const FirmwareEntry *e)
 
 static void print_firmware(const FirmwareEntry *e)
 {
-	_cleanup_free_ char *name = cescape(e->name);
+	_cleanup_free_ char *name = escape_for_terminal(e->name);
 	char size[32];
 
 	printf("%-40s %8s  %-18s", name ?: "?", e->size ? format_bytes(size, sizeof(size), e->size) : "-",
 	       e->source);
 	for (char **d = e->devices; d && *d; d++) {
-		_cleanup_free_ char *dev = cescape(*d);
+		_cleanup_free_ char *dev = escape_for_terminal(*d);
 
 		printf("%s%s", d == e->devices ? " " : ", ", dev ?: "?");
 	}

@@ -51,7 +51,9 @@ class Fixture:
         os.makedirs(dev)
         self.write(os.path.join(dev, "loading"), "")
         self.write(os.path.join(dev, "data"), "")
-        self.write(os.path.join(dev, "uevent"), "FIRMWARE=%s\nTIMEOUT=60\n" % name)
+        # names are bytes: str with surrogate escapes stands for those that are not UTF-8
+        self.write(os.path.join(dev, "uevent"),
+                   ("FIRMWARE=%s\nTIMEOUT=60\n" % name).encode("utf-8", "surrogateescape"), "wb")
         os.symlink(dev, os.path.join(self.sys, "class/firmware", kobj))
         return dev
 
@@ -88,6 +90,40 @@ def data_of(dev):
         return f.read()
 
 
+# Not UTF-8 (0xfe 0xff) and a noncharacter (U+FFFE), which sd-bus refuses as well: both shown
+# as \xNN on D-Bus, in JSON (the same text) and by fwctl, whose table escapes non-ASCII anyway.
+ODD_MISSING = "gone-\udcfe\udcff-\ufffe.bin"
+ODD_MISSING_SHOWN = r"gone-\xfe\xff-\xef\xbf\xbe.bin"
+ODD_SERVED = "vendor/fw-\udcff.bin"
+ODD_SERVED_SHOWN = r"vendor/fw-\xff.bin"
+
+
+def check_odd_names(fwctl, when, missing=True):
+    """fwctl status, status --json and list, which failed with "Invalid argument" once the
+    daemon had seen one such name (sd-bus refuses strings that are not UTF-8)."""
+    r = fwctl("status")
+    check("%s: status shows the odd names escaped" % when, r.returncode == 0 and
+          (not missing or ODD_MISSING_SHOWN in r.stdout), r.stdout + r.stderr)
+    r = fwctl("status", "--json")
+    try:
+        names = [e.get("name") for e in json.loads(r.stdout).get("missing_firmware", [])]
+    except ValueError:
+        names = None
+    check("%s: status --json is valid JSON" % when, r.returncode == 0 and names is not None and
+          (not missing or ODD_MISSING_SHOWN in names), r.stdout + r.stderr)
+    r = fwctl("list")
+    check("%s: list shows the served odd name" % when, r.returncode == 0 and
+          any(line.startswith(ODD_SERVED_SHOWN + " ") for line in r.stdout.splitlines()),
+          r.stdout + r.stderr)
+    r = fwctl("list", "--json")
+    try:
+        names = [e.get("name") for e in json.loads(r.stdout)]
+    except ValueError:
+        names = None
+    check("%s: list --json is valid JSON" % when, r.returncode == 0 and names is not None
+          and ODD_SERVED_SHOWN in names, r.stdout + r.stderr)
+
+
 def main():
     fx = Fixture()
     bus, address = start_system_bus(fx.top)
@@ -96,7 +132,15 @@ def main():
     env.pop("JOURNAL_STREAM", None)
 
     def fwctl(*args):
-        return subprocess.run([FWCTL, *args], env=env, capture_output=True, text=True, timeout=30)
+        return subprocess.run([FWCTL, *args], env=env, capture_output=True, text=True,
+                              errors="surrogateescape", timeout=30)
+
+    def start_daemon():
+        return subprocess.Popen([FW_HELPERD, "--config", fx.conf, "--config-dir", fx.top + "/none",
+                                 "--event-source=none", "--sysfs-root", fx.sys,
+                                 "--firmware-prefix", fx.top + "/empty-prefix",
+                                 "--log-level=debug", "--log-target=stderr"],
+                                env=env, stderr=open(os.path.join(fx.top, "daemon.log"), "a"))
 
     r = fwctl("status")
     check("fwctl says the daemon is not running (exit 3)", r.returncode == 3, repr(r))
@@ -108,11 +152,7 @@ def main():
     hostile = fx.request("..!..!etc!passwd".replace("!", "/"))
     missing = fx.request("nothere.bin")
 
-    daemon = subprocess.Popen([FW_HELPERD, "--config", fx.conf, "--config-dir", fx.top + "/none",
-                               "--event-source=none", "--sysfs-root", fx.sys,
-                               "--firmware-prefix", fx.top + "/empty-prefix", "--log-level=debug",
-                               "--log-target=stderr"],
-                              env=env, stderr=open(os.path.join(fx.top, "daemon.log"), "w"))
+    daemon = start_daemon()
     try:
         ok = wait_for(lambda: loading_of(served) == "0" and data_of(served) == blob)
         check("coldplug: pending request served byte-exact, committed with 0", bool(ok),
@@ -144,6 +184,17 @@ def main():
               wait_for(lambda: loading_of(second) == "0" and data_of(second) == blob), r.stderr)
         fx.finish(second)
 
+        odd_missing = fx.request(ODD_MISSING)
+        fx.write(os.path.join(fx.fw, ODD_SERVED), blob, "wb")
+        odd_served = fx.request(ODD_SERVED)
+        fwctl("rescan")
+        check("non-UTF-8 names: one missing (-1), one served",
+              wait_for(lambda: loading_of(odd_missing) == "-1" and loading_of(odd_served) == "0"),
+              (loading_of(odd_missing), loading_of(odd_served)))
+        fx.finish(odd_missing)
+        fx.finish(odd_served)
+        check_odd_names(fwctl, "running")
+
         # A broken configuration on reload keeps the old one.
         fx.write_config("[Firmware\nSearchPath=relative\n")
         r = fwctl("reload")
@@ -165,12 +216,20 @@ def main():
         check("a request pending at stop is answered before exit",
               loading_of(last) == "0" and data_of(last) == blob, loading_of(last))
         check("stopped: the listening flag is gone", not os.path.exists(flag))
+
+        # What was served is remembered in the runtime directory, raw, for the next one.
+        fx.write_config("[Firmware]\nSearchPath=%s\n" % fx.fw)
+        daemon = start_daemon()
+        wait_for(lambda: fwctl("status").returncode == 0)
+        check_odd_names(fwctl, "after a restart", missing=False)
+        daemon.send_signal(signal.SIGTERM)
+        daemon.wait(timeout=10)
     finally:
         if daemon.poll() is None:
             daemon.kill()
         bus.terminate()
         bus.wait()
-        with open(os.path.join(fx.top, "daemon.log")) as f:
+        with open(os.path.join(fx.top, "daemon.log"), errors="backslashreplace") as f:
             log = f.read()
         if not all(results):
             print("--- daemon log ---\n" + log)
