@@ -245,12 +245,16 @@ static int method_list_firmware(sd_bus_message *message, void *userdata, sd_bus_
 	return sd_bus_send(NULL, reply, NULL);
 }
 
+/*
+ * A property claims EMITS_CHANGE (MissingFirmware, a list: EMITS_INVALIDATION) exactly when
+ * manager_bus_emit_changed() sends it; EventSource and SearchPath, which change only on
+ * reload and are not sent, say so with 0, as fw-helperd(8) documents.
+ */
 static const sd_bus_vtable manager_vtable[] = {
 	SD_BUS_VTABLE_START(0),
 	SD_BUS_PROPERTY("Version", "s", property_get_version, 0, SD_BUS_VTABLE_PROPERTY_CONST),
 	SD_BUS_PROPERTY("State", "s", property_get_state, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
-	SD_BUS_PROPERTY("EventSource", "s", property_get_event_source, 0,
-			SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+	SD_BUS_PROPERTY("EventSource", "s", property_get_event_source, 0, 0),
 	SD_BUS_PROPERTY("Served", "t", property_get_u64, offsetof(Manager, served),
 			SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
 	SD_BUS_PROPERTY("Failed", "t", property_get_u64, offsetof(Manager, failed),
@@ -263,8 +267,7 @@ static const sd_bus_vtable manager_vtable[] = {
 			SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
 	SD_BUS_PROPERTY("InFlight", "u", property_get_unsigned, offsetof(Manager, n_requests),
 			SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
-	SD_BUS_PROPERTY("SearchPath", "as", property_get_search_path, 0,
-			SD_BUS_VTABLE_PROPERTY_EMITS_INVALIDATION),
+	SD_BUS_PROPERTY("SearchPath", "as", property_get_search_path, 0, 0),
 	SD_BUS_PROPERTY("MissingFirmware", "as", property_get_missing, 0,
 			SD_BUS_VTABLE_PROPERTY_EMITS_INVALIDATION),
 	SD_BUS_PROPERTY("SleepState", "s", property_get_sleep_state, 0,

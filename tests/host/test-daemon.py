@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+import xml.etree.ElementTree as ET
 
 from privbus import require, start_system_bus, tempdir
 
@@ -124,6 +125,44 @@ def check_odd_names(fwctl, when, missing=True):
           and ODD_SERVED_SHOWN in names, r.stdout + r.stderr)
 
 
+class PropertiesWatch:
+    """What the daemon claims in its introspection data about PropertiesChanged, and what it
+    sends: sd-bus writes EmitsChangedSignal=false, =invalidates or =const, nothing for true."""
+
+    def __init__(self, address):
+        import dbus
+        from dbus.mainloop.glib import DBusGMainLoop
+        DBusGMainLoop(set_as_default=True)
+        self.conn = dbus.bus.BusConnection(address)
+        self.changed, self.invalidated = set(), set()
+        self.conn.add_signal_receiver(self.on_changed, "PropertiesChanged",
+                                      "org.freedesktop.DBus.Properties", path="/org/fwhelperd1")
+
+    def on_changed(self, interface, changed, invalidated):
+        self.changed |= {str(k) for k in changed}
+        self.invalidated |= {str(k) for k in invalidated}
+
+    def claims(self):
+        obj = self.conn.get_object("org.fwhelperd1", "/org/fwhelperd1", introspect=False)
+        xml = obj.Introspect(dbus_interface="org.freedesktop.DBus.Introspectable")
+        iface = ET.fromstring(str(xml)).find("interface[@name='org.fwhelperd1.Manager']")
+        claims = {}
+        for prop in iface.findall("property"):
+            a = prop.find("annotation[@name='org.freedesktop.DBus.Property.EmitsChangedSignal']")
+            claims[prop.get("name")] = "true" if a is None else a.get("value")
+        return claims
+
+    def wait_signal(self, timeout=5):
+        from gi.repository import GLib
+        ctx = GLib.MainContext.default()
+        end = time.monotonic() + timeout
+        while time.monotonic() < end and not (self.changed or self.invalidated):
+            while ctx.iteration(False):
+                pass
+            time.sleep(0.02)
+        return self.changed | self.invalidated
+
+
 def main():
     fx = Fixture()
     bus, address = start_system_bus(fx.top)
@@ -178,11 +217,21 @@ def main():
         check("status table for people", r.returncode == 0 and "Served" in r.stdout, r.stdout + r.stderr)
 
         # Rescan finds a request that arrived without a uevent (custom fallback).
+        watch = PropertiesWatch(address)
         second = fx.request("vendor/fw.bin")
         r = fwctl("rescan")
         check("rescan answers a new request", r.returncode == 0 and
               wait_for(lambda: loading_of(second) == "0" and data_of(second) == blob), r.stderr)
         fx.finish(second)
+        emitted, claims = watch.wait_signal(), watch.claims()
+        check("PropertiesChanged: sent for exactly the properties that claim it",
+              emitted == {p for p, v in claims.items() if v in ("true", "invalidates")},
+              "sent %s, claims %s" % (sorted(emitted), claims))
+        check("PropertiesChanged: values for EmitsChangedSignal=true, names for =invalidates",
+              watch.changed == {p for p, v in claims.items() if v == "true"} and
+              watch.invalidated == {p for p, v in claims.items() if v == "invalidates"},
+              "values for %s, invalidated %s, claims %s" % (sorted(watch.changed),
+                                                            sorted(watch.invalidated), claims))
 
         odd_missing = fx.request(ODD_MISSING)
         fx.write(os.path.join(fx.fw, ODD_SERVED), blob, "wb")
@@ -248,5 +297,5 @@ def main():
 
 
 if __name__ == "__main__":
-    require()
+    require("dbus", "gi")
     sys.exit(main())
