@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "json.h"
+#include "macro.h"
 #include "utf8.h"
 
 int json_writer_init(JsonWriter *w)
@@ -160,4 +161,72 @@ void json_null(JsonWriter *w)
 	separate(w);
 	fputs("null", w->f);
 	value_done(w);
+}
+
+static void newline_indent(FILE *f, unsigned depth)
+{
+	fputc('\n', f);
+	for (unsigned i = 0; i < depth; i++)
+		fputs("        ", f);
+}
+
+int json_format_pretty(const char *text, char **ret)
+{
+	_cleanup_free_ char *buf = NULL;
+	bool in_string = false;
+	unsigned depth = 0;
+	size_t size = 0;
+	FILE *f;
+
+	f = open_memstream(&buf, &size);
+	if (!f)
+		return -ENOMEM;
+	for (const char *p = text; *p; p++) {
+		if (in_string) {
+			fputc(*p, f);
+			if (*p == '\\' && p[1])
+				fputc(*++p, f);
+			else if (*p == '"')
+				in_string = false;
+			continue;
+		}
+		switch (*p) {
+		case '"':
+			in_string = true;
+			fputc('"', f);
+			break;
+		case '{':
+		case '[':
+			fputc(*p, f);
+			if (p[1] == (*p == '{' ? '}' : ']')) /* empty: stays "{}" or "[]" */
+				fputc(*++p, f);
+			else
+				newline_indent(f, ++depth);
+			break;
+		case '}':
+		case ']':
+			depth = depth > 0 ? depth - 1 : 0;
+			newline_indent(f, depth);
+			fputc(*p, f);
+			break;
+		case ',':
+			fputc(',', f);
+			newline_indent(f, depth);
+			break;
+		case ':':
+			fputs(" : ", f);
+			break;
+		case ' ':
+		case '\t':
+		case '\n':
+		case '\r':
+			break; /* the text's own layout between tokens */
+		default:
+			fputc(*p, f);
+		}
+	}
+	if (fclose(f) != 0 || !buf)
+		return -ENOMEM;
+	*ret = TAKE_PTR(buf);
+	return 0;
 }

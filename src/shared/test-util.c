@@ -136,6 +136,27 @@ static void test_json_any_bytes(void)
 	free(out);
 }
 
+static void test_json_pretty(void)
+{
+	char *out = NULL;
+
+	CHECK(json_format_pretty("{\"a\": [1, {}, []], \"s\":\"x,{\\\" :]\",\"o\":{\"n\":null}}",
+				 &out) == 0);
+	CHECK(out && strcmp(out, "{\n"
+			       "        \"a\" : [\n"
+			       "                1,\n"
+			       "                {},\n"
+			       "                []\n"
+			       "        ],\n"
+			       "        \"s\" : \"x,{\\\" :]\",\n"
+			       "        \"o\" : {\n"
+			       "                \"n\" : null\n"
+			       "        }\n"
+			       "}") == 0);
+	printf("%s\n", out ? out : "(null)");
+	free(out);
+}
+
 static void hash_hex(const void *data, size_t len, size_t step, char hex[65])
 {
 	uint8_t d[SHA256_DIGEST_SIZE];
@@ -176,5 +197,6 @@ int main(void)
 	test_json();
 	test_utf8();
 	test_json_any_bytes();
+	test_json_pretty();
 	return test_failures ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -8,6 +8,7 @@ usage: test-fwctl.py FWCTL
 """
 import json
 import os
+import pty
 import re
 import subprocess
 import sys
@@ -37,6 +38,8 @@ DESCRIBE = {"version": "9.8.7", "state": "running", "event_source": "udev",
                          "bytes_served": 5 * 1024 * 1024 + 1024, "in_flight": 4},
             "search_path": ["/lib/firmware/updates", "/lib/firmware", "/srv/fw"],
             "missing_firmware": [{"name": "new/missing.bin", "count": 1}]}
+
+FIRMWARE = [("a.bin", 4096, "served", ["/devices/x"]), ("b.bin", 0, "config", [])]
 
 BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
  "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
@@ -94,6 +97,11 @@ def serve(address, mode):
         @dbus.service.method(IFACE, in_signature="", out_signature="s")
         def Describe(self):
             return json.dumps(DESCRIBE)
+
+        @dbus.service.method(IFACE, in_signature="", out_signature="a(stsas)")
+        def ListFirmware(self):
+            return dbus.Array([dbus.Struct((n, dbus.UInt64(s), src, dbus.Array(d, signature="s")))
+                               for (n, s, src, d) in FIRMWARE], signature="(stsas)")
 
         @dbus.service.method(IFACE, in_signature="", out_signature="")
         def Reload(self):
@@ -194,7 +202,8 @@ def main(fwctl):
         r = run("--help")
         check("--help: exit 0, Commands:/Options:/verbs/exit codes", r.returncode == 0
               and "Commands:" in r.stdout and "Options:" in r.stdout
-              and all(v in r.stdout for v in ("status", "reload", "rescan", "--json"))
+              and all(v in r.stdout for v in ("status", "reload", "rescan", "list", "prewarm",
+                                               "--json=MODE", "-j", "--no-pager", "--no-legend"))
               and "3  fw-helperd is not running" in r.stdout and r.stderr == "", repr(r))
         r = run("--version")
         check("--version: exit 0, name and version", r.returncode == 0
@@ -247,6 +256,54 @@ def main(fwctl):
         r = run("--json")
         check("--json before the (default) verb", r.returncode == 0
               and json.loads(r.stdout or "null") == DESCRIBE, repr(r))
+
+        # --json=MODE, -j, --no-pager and --no-legend, as systemd's tools take them
+        short = run("status", "--json").stdout
+        r = run("status", "--json=short")
+        check("--json=short is plain --json", r.returncode == 0 and r.stdout == short, repr(r))
+        r = run("-j", "status")
+        check("-j, output not a terminal: short", r.returncode == 0 and r.stdout == short, repr(r))
+        r = run("status", "--json=pretty")
+        lines = r.stdout.splitlines()
+        check("--json=pretty: the same document, one member a line, 8 spaces a level",
+              r.returncode == 0 and json.loads(r.stdout or "null") == DESCRIBE
+              and lines[0] == "{" and lines[1] == '        "version" : "9.8.7",'
+              and lines[-1] == "}", repr(r))
+        r = run("status", "--json=off")
+        check("--json=off: the table", r.returncode == 0 and field(r.stdout, "Version") == ["9.8.7"],
+              repr(r))
+        r = run("status", "--json=yaml")
+        check("--json=yaml: usage error, exit 2", r.returncode == 2 and one_line(r.stderr)
+              and r.stdout == "", repr(r))
+        primary, secondary = pty.openpty()
+        p = subprocess.run([fwctl, "-j"], env=env, stdout=secondary, stderr=subprocess.PIPE,
+                           timeout=30)
+        os.close(secondary)
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(primary, 65536)
+            except OSError:  # EIO: the other side is closed
+                break
+            if not chunk:
+                break
+            shown += chunk
+        os.close(primary)
+        check("-j on a terminal: pretty", p.returncode == 0 and
+              shown.decode().replace("\r\n", "\n") == run("--json=pretty").stdout, repr(shown))
+        r = run("--no-pager", "status")
+        check("--no-pager: accepted, the same table", r.returncode == 0 and r.stdout == out,
+              repr(r))
+        r = run("list")
+        check("list: header, one line a name, count", r.returncode == 0 and
+              r.stdout.splitlines()[0].split() == ["NAME", "SIZE", "SOURCE", "DEVICES"] and
+              r.stdout.endswith("\n2 firmware names.\n"), repr(r))
+        r = run("list", "--no-legend")
+        check("list --no-legend: the names only", r.returncode == 0 and
+              [line.split()[0] for line in r.stdout.splitlines()] == ["a.bin", "b.bin"], repr(r))
+        r = run("list", "--json=pretty")
+        check("list --json=pretty", r.returncode == 0 and r.stdout.count("\n") > 2 and
+              [e["name"] for e in json.loads(r.stdout or "[]")] == ["a.bin", "b.bin"], repr(r))
 
         r = run("rescan")
         check("rescan: exit 0, reports the count", r.returncode == 0
