@@ -292,6 +292,13 @@ def main():
     check("broken config: exit 78 with file:line", r.returncode == 78 and
           (bad + ":2") in r.stderr, repr(r))
 
+    # A drop-in masked with a symlink to /dev/null, as systemd's are, is no configuration error.
+    dropins = tempdir("fwh-host-")
+    os.symlink("/dev/null", os.path.join(dropins, "50-masked.conf"))
+    r = subprocess.run([FW_HELPERD, "--check-config", "--config", "/nonexistent", "--config-dir",
+                        dropins, "--log-target=stderr"], capture_output=True, text=True, timeout=10)
+    check("drop-in masked with /dev/null: the configuration is fine", r.returncode == 0, repr(r))
+
     print("%d passed, %d failed" % (results.count(True), results.count(False)))
     return 0 if all(results) else 1
 
