@@ -164,7 +164,7 @@ static void hash_hex(const void *data, size_t len, size_t step, char hex[65])
 
 	sha256_init(&h);
 	for (size_t off = 0; off < len; off += step)
-		sha256_update(&h, (const char *)data + off, MIN(step, len - off));
+		sha256_update(&h, MIN(step, len - off), (const uint8_t *)data + off);
 	sha256_final(&h, d);
 	sha256_to_hex(d, hex);
 }
