@@ -5,7 +5,7 @@ set -eu
 
 packages="
   meson ninja-build pkg-config gcc make scdoc
-  libudev-dev libsystemd-dev liblzma-dev libzstd-dev libinih-dev libkmod-dev
+  libudev-dev libsystemd-dev liblzma-dev libzstd-dev libinih-dev libkmod-dev nettle-dev
   clang libclang-rt-14-dev
   dbus python3 python3-dbus python3-dbusmock python3-gi
   xz-utils zstd cpio kmod dwarves

@@ -10,6 +10,7 @@
 #include "fw-helperd-sleep.h"
 #include "json.h"
 #include "log.h"
+#include "utf8.h"
 
 static int property_get_version(sd_bus *bus, const char *path, const char *interface,
 				const char *property, sd_bus_message *reply, void *userdata,
@@ -36,6 +37,34 @@ static int property_get_event_source(sd_bus *bus, const char *path, const char *
 	return sd_bus_message_append(reply, "s", event_source_to_string(m->config->event_source));
 }
 
+/*
+ * Firmware names, device and file paths are bytes; a D-Bus string must be UTF-8 or sd-bus
+ * refuses the whole message. Bytes that are not are sent as \xNN (the journal has them raw).
+ */
+static int append_escaped(sd_bus_message *reply, const char *s)
+{
+	_cleanup_free_ char *escaped = utf8_escape(s, 0);
+
+	if (!escaped)
+		return -ENOMEM;
+	return sd_bus_message_append(reply, "s", escaped);
+}
+
+static int append_escaped_strv(sd_bus_message *reply, char * const *l)
+{
+	int r;
+
+	r = sd_bus_message_open_container(reply, 'a', "s");
+	if (r < 0)
+		return r;
+	for (; l && *l; l++) {
+		r = append_escaped(reply, *l);
+		if (r < 0)
+			return r;
+	}
+	return sd_bus_message_close_container(reply);
+}
+
 static int property_get_search_path(sd_bus *bus, const char *path, const char *interface,
 				    const char *property, sd_bus_message *reply, void *userdata,
 				    sd_bus_error *error)
@@ -47,7 +76,7 @@ static int property_get_search_path(sd_bus *bus, const char *path, const char *i
 	r = manager_search_roots(m, &roots);
 	if (r < 0)
 		return r;
-	return sd_bus_message_append_strv(reply, roots);
+	return append_escaped_strv(reply, roots);
 }
 
 static int property_get_missing(sd_bus *bus, const char *path, const char *interface,
@@ -61,7 +90,7 @@ static int property_get_missing(sd_bus *bus, const char *path, const char *inter
 	if (r < 0)
 		return r;
 	for (MissingEntry *e = m->missing; e; e = e->next) {
-		r = sd_bus_message_append(reply, "s", e->name);
+		r = append_escaped(reply, e->name);
 		if (r < 0)
 			return r;
 	}
@@ -184,11 +213,13 @@ static int method_list_firmware(sd_bus_message *message, void *userdata, sd_bus_
 		r = sd_bus_message_open_container(reply, 'r', "stsas");
 		if (r < 0)
 			return r;
-		r = sd_bus_message_append(reply, "sts", e->name, e->size,
-					  registry_sources_to_string(e->sources));
+		r = append_escaped(reply, e->name);
 		if (r < 0)
 			return r;
-		r = sd_bus_message_append_strv(reply, e->devices);
+		r = sd_bus_message_append(reply, "ts", e->size, registry_sources_to_string(e->sources));
+		if (r < 0)
+			return r;
+		r = append_escaped_strv(reply, e->devices);
 		if (r < 0)
 			return r;
 		r = sd_bus_message_close_container(reply);
@@ -201,12 +232,16 @@ static int method_list_firmware(sd_bus_message *message, void *userdata, sd_bus_
 	return sd_bus_send(NULL, reply, NULL);
 }
 
+/*
+ * A property claims EMITS_CHANGE (MissingFirmware, a list: EMITS_INVALIDATION) exactly when
+ * manager_bus_emit_changed() sends it; EventSource and SearchPath, which change only on
+ * reload and are not sent, say so with 0, as fw-helperd(8) documents.
+ */
 static const sd_bus_vtable manager_vtable[] = {
 	SD_BUS_VTABLE_START(0),
 	SD_BUS_PROPERTY("Version", "s", property_get_version, 0, SD_BUS_VTABLE_PROPERTY_CONST),
 	SD_BUS_PROPERTY("State", "s", property_get_state, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
-	SD_BUS_PROPERTY("EventSource", "s", property_get_event_source, 0,
-			SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+	SD_BUS_PROPERTY("EventSource", "s", property_get_event_source, 0, 0),
 	SD_BUS_PROPERTY("Served", "t", property_get_u64, offsetof(Manager, served),
 			SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
 	SD_BUS_PROPERTY("Failed", "t", property_get_u64, offsetof(Manager, failed),
@@ -219,8 +254,7 @@ static const sd_bus_vtable manager_vtable[] = {
 			SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
 	SD_BUS_PROPERTY("InFlight", "u", property_get_unsigned, offsetof(Manager, n_requests),
 			SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
-	SD_BUS_PROPERTY("SearchPath", "as", property_get_search_path, 0,
-			SD_BUS_VTABLE_PROPERTY_EMITS_INVALIDATION),
+	SD_BUS_PROPERTY("SearchPath", "as", property_get_search_path, 0, 0),
 	SD_BUS_PROPERTY("MissingFirmware", "as", property_get_missing, 0,
 			SD_BUS_VTABLE_PROPERTY_EMITS_INVALIDATION),
 	SD_BUS_PROPERTY("SleepState", "s", property_get_sleep_state, 0,

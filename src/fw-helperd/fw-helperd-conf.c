@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 /*
@@ -608,12 +609,26 @@ static int config_read_file(const char *path, char **ret)
 	return 0;
 }
 
-/* A missing file is fine (nothing to configure); an unreadable one is an error. */
+static bool is_dev_null(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3);
+}
+
+/*
+ * A missing file is fine (nothing to configure), and so is /dev/null (a drop-in masked
+ * with a symlink, as systemd does it); an unreadable one is an error.
+ */
 static int config_load_file(Config *c, const char *path)
 {
 	_cleanup_free_ char *text = NULL;
 	int r;
 
+	if (is_dev_null(path)) {
+		log_debug("Configuration file %s is masked (/dev/null).", path);
+		return 0;
+	}
 	r = config_read_file(path, &text);
 	if (r == -ENOENT)
 		return 0;
@@ -634,18 +649,32 @@ static int dropin_filter(const struct dirent *de)
 	return de->d_name[0] != '.' && endswith(de->d_name, ".conf");
 }
 
-/* Byte order, not the locale's: the order drop-ins apply must not depend on $LANG. */
-static int dropin_compare(const struct dirent **a, const struct dirent **b)
+static const char *file_name(const char *path)
 {
-	return strcmp((*a)->d_name, (*b)->d_name);
+	return strrchr(path, '/') + 1;
 }
 
-static int config_load_dropins(Config *c, const char *dir)
+/* Byte order, not the locale's: the order drop-ins apply must not depend on $LANG. */
+static int dropin_compare(const void *a, const void *b)
+{
+	return strcmp(file_name(*(char * const *)a), file_name(*(char * const *)b));
+}
+
+static bool dropin_seen(char * const *paths, const char *name)
+{
+	for (; paths && *paths; paths++)
+		if (strcmp(file_name(*paths), name) == 0)
+			return true;
+	return false;
+}
+
+/* Adds dir's drop-ins to *paths, but for names a higher-priority directory already had. */
+static int dropins_add_dir(const char *dir, char ***paths)
 {
 	struct dirent **entries = NULL;
 	int n, r = 0;
 
-	n = scandir(dir, &entries, dropin_filter, dropin_compare);
+	n = scandir(dir, &entries, dropin_filter, NULL);
 	if (n < 0) {
 		if (errno == ENOENT)
 			return 0;
@@ -653,21 +682,42 @@ static int config_load_dropins(Config *c, const char *dir)
 	}
 	for (int i = 0; i < n; i++) {
 		_cleanup_free_ char *path = NULL;
-		int q;
 
+		if (r < 0 || dropin_seen(*paths, entries[i]->d_name))
+			continue;
 		path = path_join(dir, entries[i]->d_name);
-		q = path ? config_load_file(c, path) : log_oom();
-		/* go on: every broken drop-in is reported in one go */
-		if (q < 0 && r == 0)
-			r = q;
+		r = path ? strv_extend(paths, path) : -ENOMEM;
 	}
 	for (int i = 0; i < n; i++)
 		free(entries[i]);
 	free(entries);
+	return r < 0 ? log_oom() : 0;
+}
+
+static int config_load_dropins(Config *c, char * const *dirs)
+{
+	_cleanup_strv_free_ char **paths = NULL;
+	int r = 0;
+
+	for (char * const *d = dirs; d && *d; d++) {
+		int q = dropins_add_dir(*d, &paths);
+
+		if (q < 0 && r == 0)
+			r = q;
+	}
+	if (paths)
+		qsort(paths, strv_length(paths), sizeof(char *), dropin_compare);
+	for (char **p = paths; p && *p; p++) {
+		int q = config_load_file(c, *p);
+
+		/* go on: every broken drop-in is reported in one go */
+		if (q < 0 && r == 0)
+			r = q;
+	}
 	return r;
 }
 
-int config_load(const char *main_path, const char *dropin_dir, Config **ret)
+int config_load(const char *main_path, char * const *dropin_dirs, Config **ret)
 {
 	_cleanup_(config_freep) Config *c = NULL;
 	int r, q;
@@ -676,7 +726,7 @@ int config_load(const char *main_path, const char *dropin_dir, Config **ret)
 	if (r < 0)
 		return log_oom();
 	r = main_path ? config_load_file(c, main_path) : 0;
-	q = dropin_dir ? config_load_dropins(c, dropin_dir) : 0;
+	q = config_load_dropins(c, dropin_dirs);
 	if (r < 0)
 		return r;
 	if (q < 0)

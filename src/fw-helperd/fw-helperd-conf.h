@@ -24,8 +24,8 @@ const char *event_source_to_string(EventSource s);
 EventSource event_source_from_string(const char *s);
 
 /*
- * /etc/fw-helperd/fw-helperd.conf, then fw-helperd.conf.d/ drop-ins in lexical order,
- * systemd-style INI (see fw-helperd.conf(5)). Later assignments override earlier ones;
+ * /etc/fw-helperd/fw-helperd.conf, then the fw-helperd.conf.d/ drop-ins of every directory
+ * in file name order, systemd-style INI (see fw-helperd.conf(5)). Later assignments override earlier ones;
  * list settings append, and an empty assignment resets the list.
  */
 typedef struct Config {
@@ -63,11 +63,15 @@ Config *config_free(Config *c);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Config *, config_free);
 
 /*
- * Loads main_path (missing is fine) then dropin_dir/ *.conf (missing is fine).
- * Syntax errors and invalid values are logged as "file:line: ..." and make it fail with
- * -EINVAL; unknown sections and keys are logged as warnings with file:line and ignored.
+ * Loads main_path (missing is fine), then the *.conf files of dropin_dirs (highest priority
+ * first, NULL-terminated, may be NULL; missing directories are fine) as systemd reads its
+ * drop-ins: ordered by file name across all directories, a name in a higher-priority
+ * directory hides the same name in lower ones, and one that is empty or a symlink to
+ * /dev/null masks the name. Syntax errors and invalid values are logged as
+ * "file:line: ..." and make it fail with -EINVAL; unknown sections and keys are logged as
+ * warnings with file:line and ignored.
  */
-int config_load(const char *main_path, const char *dropin_dir, Config **ret);
+int config_load(const char *main_path, char * const *dropin_dirs, Config **ret);
 
 /* Parses one file's text into c (for the fuzzer and tests); filename is for messages. */
 int config_parse_string(Config *c, const char *filename, const char *text);

@@ -38,6 +38,27 @@
  */
 #define ENV_NO_OPENAT2 "FW_HELPERD_NO_OPENAT2"
 
+/*
+ * openat2() with RESOLVE_BENEATH fails with EAGAIN when a rename or mount raced with the
+ * lookup and the kernel could not rule out an escape; it asks the caller to try again.
+ */
+#define OPENAT2_EAGAIN_TRIES 8
+
+static long openat2_syscall(int dir_fd, const char *path, void *how, size_t size)
+{
+	return syscall(SYS_openat2, dir_fd, path, how, size);
+}
+
+static fw_openat2_fn openat2_call = openat2_syscall;
+/* Cleared once openat2() is found missing (ENOSYS) or filtered (EPERM): kept per process. */
+static atomic_bool openat2_usable = true;
+
+void fw_loader_test_set_openat2(fw_openat2_fn fn)
+{
+	openat2_call = fn ?: openat2_syscall;
+	atomic_store(&openat2_usable, true);
+}
+
 static bool isempty(const char *s)
 {
 	return !s || !*s;
@@ -215,8 +236,14 @@ static int openat2_beneath(int dir_fd, const char *path, int flags)
 	};
 	long fd;
 
-	fd = syscall(SYS_openat2, dir_fd, path, &how, sizeof(how));
-	return fd < 0 ? -errno : (int)fd;
+	for (unsigned i = 0; i < OPENAT2_EAGAIN_TRIES; i++) {
+		fd = openat2_call(dir_fd, path, &how, sizeof(how));
+		if (fd >= 0)
+			return (int)fd;
+		if (errno != EAGAIN)
+			break;
+	}
+	return -errno;
 }
 
 static int openat2_read(int dir_fd, const char *path)
@@ -383,17 +410,21 @@ static int open_beneath_fallback(int root_fd, const char *path, int *ret_fd)
 	return 0;
 }
 
+/*
+ * openat2() is missing before Linux 5.6 (ENOSYS), and a seccomp filter that does not know
+ * it answers EPERM (systemd's SystemCallErrorNumber=EPERM): either way, for the life of the
+ * process, the same checks are done by hand.
+ */
 static int open_beneath(int root_fd, const char *path, int *ret_fd)
 {
-	static atomic_bool have_openat2 = true;
 	int r;
 
-	if (atomic_load(&have_openat2) && !secure_getenv(ENV_NO_OPENAT2)) {
+	if (atomic_load(&openat2_usable) && !secure_getenv(ENV_NO_OPENAT2)) {
 		r = open_beneath_openat2(root_fd, path, ret_fd);
-		if (r != -ENOSYS)
+		if (r != -ENOSYS && r != -EPERM)
 			return r;
-		atomic_store(&have_openat2, false);
-		log_debug("openat2() is not available, resolving firmware paths by hand.");
+		atomic_store(&openat2_usable, false);
+		log_debug_errno(r, "openat2() is not usable (%m), resolving firmware paths by hand.");
 	}
 	return open_beneath_fallback(root_fd, path, ret_fd);
 }

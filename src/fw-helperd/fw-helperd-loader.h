@@ -53,3 +53,11 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(FwBlob *, fw_blob_free);
  */
 int fw_blob_open(char *const *roots, const char *name, uint64_t max_size, FwBlob **ret,
 		 char ***tried);
+
+/*
+ * Tests only: fn stands in for the openat2() system call (how is a struct open_how; it
+ * returns a descriptor or -1 with errno set), NULL puts the real one back. Either way the
+ * loader tries openat2() again, as a fresh process would.
+ */
+typedef long (*fw_openat2_fn)(int dir_fd, const char *path, void *how, size_t size);
+void fw_loader_test_set_openat2(fw_openat2_fn fn);

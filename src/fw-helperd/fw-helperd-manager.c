@@ -60,7 +60,7 @@ int manager_new(const ManagerOptions *options, Manager **ret)
 	if (!m->options.sysfs_root)
 		m->options.sysfs_root = "/sys";
 
-	r = config_load(m->options.config_file, m->options.config_dropin_dir, &m->config);
+	r = config_load(m->options.config_file, m->options.config_dropin_dirs, &m->config);
 	if (r < 0) {
 		log_error_errno(r, "Refusing to start with a broken or unreadable configuration: %m");
 		return MANAGER_UNRECOVERABLE;
@@ -486,7 +486,7 @@ int manager_reload(Manager *m)
 
 	m->state = MANAGER_RELOADING;
 	(void)sd_notify(false, "RELOADING=1");
-	r = config_load(m->options.config_file, m->options.config_dropin_dir, &c);
+	r = config_load(m->options.config_file, m->options.config_dropin_dirs, &c);
 	if (r < 0)
 		log_error_errno(r, "Configuration not reloaded, keeping the previous one.");
 	else {

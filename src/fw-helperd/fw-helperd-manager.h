@@ -40,7 +40,7 @@ typedef struct MissingEntry {
 
 typedef struct ManagerOptions {
 	const char *config_file;
-	const char *config_dropin_dir;
+	char * const *config_dropin_dirs;	/* highest priority first */
 	const char *sysfs_root;		/* "/sys", or a fixture tree */
 	const char *firmware_prefix;	/* prepended to the kernel's built-in roots (tests) */
 	int event_source;		/* overrides the config when >= 0 */

@@ -39,7 +39,7 @@ SleepState sleep_state_from_string(const char *s)
 	for (SleepState i = 0; i < _SLEEP_STATE_MAX; i++)
 		if (s && strcmp(state_table[i], s) == 0)
 			return i;
-	return -EINVAL;
+	return _SLEEP_STATE_INVALID;
 }
 
 static void sleep_job_run(void *userdata)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <systemd/sd-bus.h>
@@ -30,9 +31,12 @@ typedef enum SleepState {
 	SLEEP_SLEEPING,
 	SLEEP_RESUMING,
 	_SLEEP_STATE_MAX,
+	_SLEEP_STATE_INVALID = -EINVAL,	/* makes the enum signed: "< 0" checks work */
 } SleepState;
 
+/* NULL for values out of range. */
 const char *sleep_state_to_string(SleepState s);
+/* _SLEEP_STATE_INVALID (-EINVAL) for NULL and unknown names. */
 SleepState sleep_state_from_string(const char *s);
 
 /* The [Sleep] settings (fw-helperd.conf(5)), taken from the Config at start and on reload. */

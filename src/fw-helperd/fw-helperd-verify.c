@@ -813,7 +813,7 @@ static int hash_fd(int fd, const struct stat *st, uint64_t size, uint8_t ret[SHA
 			return -errno;
 		if (n == 0)
 			return -ESTALE;
-		sha256_update(&h, buf, (size_t)n);
+		sha256_update(&h, (size_t)n, buf);
 		offset += (uint64_t)n;
 	}
 	if (fstat(fd, &now) < 0)
@@ -855,7 +855,7 @@ static int hash_blob_now(const FwBlob *blob, int source_fd, uint8_t ret[SHA256_D
 		return hash_fd(source_fd, &blob->st, (uint64_t)blob->st.st_size, ret);
 	if (blob->data) {
 		sha256_init(&h);
-		sha256_update(&h, blob->data, blob->size);
+		sha256_update(&h, blob->size, blob->data);
 		sha256_final(&h, ret);
 		return 0;
 	}
@@ -870,7 +870,7 @@ static void verify_observe(void *userdata, uint64_t offset, const void *buf, siz
 
 	if (offset == 0)
 		sha256_init(&c->hash);
-	sha256_update(&c->hash, buf, len);
+	sha256_update(&c->hash, len, buf);
 }
 
 static int verify_precommit(void *userdata)

@@ -12,9 +12,20 @@
 /* sysexits.h's EX_CONFIG: the unit does not restart on it (RestartPreventExitStatus=). */
 #define EXIT_CONFIG 78
 
+/* Where drop-ins are looked for, highest priority first, as systemd looks for its own. */
+static char *const default_dropin_dirs[] = {
+	CONFIG_DROPIN_DIR,
+	RUNTIME_DIR "/fw-helperd.conf.d",
+	"/usr/local/lib/fw-helperd/fw-helperd.conf.d",
+	"/usr/lib/fw-helperd/fw-helperd.conf.d",
+	NULL,
+};
+/* --config-dir=DIR: that one directory instead */
+static char *arg_dropin_dir[2];
+
 static ManagerOptions arg_options = {
 	.config_file = CONFIG_FILE,
-	.config_dropin_dir = CONFIG_DROPIN_DIR,
+	.config_dropin_dirs = default_dropin_dirs,
 	.event_source = -1,
 };
 static bool arg_check_config;
@@ -29,7 +40,8 @@ static void help(void)
 	       "  -h --help                 Show this help\n"
 	       "     --version              Show package version\n"
 	       "     --config=FILE          Configuration file (default: %s)\n"
-	       "     --config-dir=DIR       Drop-in directory (default: %s)\n"
+	       "     --config-dir=DIR       Read drop-ins from DIR only (default: %s\n"
+	       "                            and the same under /run, /usr/local/lib, /usr/lib)\n"
 	       "     --check-config         Parse the configuration, report problems and exit\n"
 	       "     --load-module          Load the companion module as [Module] Mode= says and exit\n"
 	       "     --event-source=SOURCE  udev, kernel or none (overrides EventSource=)\n"
@@ -87,7 +99,8 @@ static int parse_argv(int argc, char *argv[])
 			arg_options.config_file = optarg;
 			break;
 		case ARG_CONFIG_DIR:
-			arg_options.config_dropin_dir = optarg;
+			arg_dropin_dir[0] = optarg;
+			arg_options.config_dropin_dirs = arg_dropin_dir;
 			break;
 		case ARG_CHECK_CONFIG:
 			arg_check_config = true;
@@ -137,7 +150,7 @@ static int check_config(void)
 	_cleanup_(config_freep) Config *c = NULL;
 	int r;
 
-	r = config_load(arg_options.config_file, arg_options.config_dropin_dir, &c);
+	r = config_load(arg_options.config_file, arg_options.config_dropin_dirs, &c);
 	if (r < 0)
 		return EXIT_CONFIG;
 	printf("Configuration OK.\n");
@@ -155,7 +168,7 @@ static int load_module(void)
 	_cleanup_(companion_freep) Companion *companion = NULL;
 	_cleanup_(sd_event_unrefp) sd_event *e = NULL;
 
-	if (config_load(arg_options.config_file, arg_options.config_dropin_dir, &c) < 0)
+	if (config_load(arg_options.config_file, arg_options.config_dropin_dirs, &c) < 0)
 		return EXIT_CONFIG;
 	if (sd_event_default(&e) < 0)
 		return EXIT_FAILURE;

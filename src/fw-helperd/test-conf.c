@@ -27,6 +27,9 @@
 	} while (0)
 
 static char tmpdir[] = "/tmp/test-conf-XXXXXX";
+
+/* A NULL-terminated list of one directory, for config_load(). */
+#define STRV(s) ((char *[]){ (s), NULL })
 static char captured[16384];
 static int saved_stderr = -1;
 
@@ -332,7 +335,7 @@ static int test_load_dropins(void)
 	CHECK(write_text(dropins, "B.conf", "[Service]\nWorkers=7\n") == 0);
 
 	capture_begin();
-	r = config_load(main_path, dropins, &c);
+	r = config_load(main_path, STRV(dropins), &c);
 	capture_end();
 	CHECK(r == 0);
 	CHECK(c->workers == 5);
@@ -344,11 +347,60 @@ static int test_load_dropins(void)
 	/* a broken drop-in fails the load and names itself; ret is left alone */
 	CHECK(write_text(dropins, "30-broken.conf", "[Service]\n\nWorkers=100\n") == 0);
 	capture_begin();
-	r = config_load(main_path, dropins, &c);
+	r = config_load(main_path, STRV(dropins), &c);
 	log = capture_end();
 	CHECK(r == -EINVAL);
 	CHECK(strstr(log, "main.conf.d/30-broken.conf:3: Invalid Workers="));
 	CHECK(c == NULL);
+	return 0;
+}
+
+/* dir/name, made under tmpdir */
+static char *make_dir(const char *name)
+{
+	char *dir = path_join(tmpdir, name);
+
+	if (dir && mkdir(dir, 0755) < 0)
+		dir = mfree(dir);
+	return dir;
+}
+
+/* /etc, /run, /usr/local/lib, /usr/lib as systemd orders them: the test stands in three. */
+static int test_load_dropin_dirs(void)
+{
+	_cleanup_(config_freep) Config *c = NULL;
+	_cleanup_free_ char *high = make_dir("etc.d"), *mid = make_dir("run.d"), *low = make_dir("usr.d");
+	_cleanup_free_ char *masked = NULL;
+	int r;
+
+	CHECK(high && mid && low);
+	/* the same name: only the highest directory's file is read */
+	CHECK(write_text(high, "10-a.conf", "[Service]\nWorkers=3\n") == 0);
+	CHECK(write_text(low, "10-a.conf", "[Service]\nWorkers=9\n[Firmware]\nSearchPath=/hidden\n") == 0);
+	/* names ordered across all directories: 05 (low) before 10 (high) before 20 (mid) */
+	CHECK(write_text(low, "05-low.conf", "[Firmware]\nSearchPath=/low\n[Service]\nWorkers=1\n") == 0);
+	CHECK(write_text(mid, "20-mid.conf", "[Firmware]\nSearchPath=/mid\n") == 0);
+	/* masked by a symlink to /dev/null, and by an empty file: even a broken one below */
+	masked = path_join(high, "30-masked.conf");
+	CHECK(masked && symlink("/dev/null", masked) == 0);
+	CHECK(write_text(low, "30-masked.conf", "[Service]\nWorkers=zero\n") == 0);
+	CHECK(write_text(mid, "40-empty.conf", "") == 0);
+	CHECK(write_text(low, "40-empty.conf", "[Service]\nWorkers=8\n") == 0);
+
+	capture_begin();
+	r = config_load(NULL, (char *[]){ high, mid, low, NULL }, &c);
+	capture_end();
+	CHECK(r == 0);
+	CHECK(c && c->workers == 3);
+	CHECK(c && strv_equal(c->search_path, (const char *const[]){ "/low", "/mid", NULL }));
+	config_free(c);
+	c = NULL;
+
+	/* a /dev/null drop-in with nothing beneath it: the daemon exited with 78 on it */
+	capture_begin();
+	r = config_load(NULL, STRV(high), &c);
+	capture_end();
+	CHECK(r == 0 && c && c->workers == 3);
 	return 0;
 }
 
@@ -359,7 +411,7 @@ static int test_load_missing(void)
 	_cleanup_free_ char *dropins = path_join(tmpdir, "nope.conf.d");
 	int r;
 
-	CHECK(config_load(main_path, dropins, &c) == 0);
+	CHECK(config_load(main_path, STRV(dropins), &c) == 0);
 	CHECK(c->workers == 4);
 	config_free(c);
 	c = NULL;
@@ -401,6 +453,7 @@ static const struct {
 	{ "all errors reported", test_all_errors_reported },
 	{ "SearchPath all or nothing", test_search_path_all_or_nothing },
 	{ "drop-ins", test_load_dropins },
+	{ "drop-in directories, overrides, masks", test_load_dropin_dirs },
 	{ "missing files", test_load_missing },
 	{ "EventSource strings", test_event_source_strings },
 };

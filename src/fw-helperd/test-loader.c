@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <limits.h>
 #include <lzma.h>
 #include <linux/openat2.h>
 #include <signal.h>
@@ -570,6 +571,63 @@ static void test_special_files(void)
 	expect_error("/etc/passwd", 64 * MiB, -EINVAL, "absolute name refused before any lookup");
 }
 
+/* The openat2() the loader calls: fails `failures` times with `error`, then is the real one. */
+static struct {
+	int error;
+	unsigned failures;
+	unsigned calls;
+} fake;
+
+static long fake_openat2(int dir_fd, const char *path, void *how, size_t size)
+{
+	fake.calls++;
+	if (fake.failures > 0) {
+		fake.failures--;
+		errno = fake.error;
+		return -1;
+	}
+	return syscall(SYS_openat2, dir_fd, path, how, size);
+}
+
+static void fake_openat2_set(int error, unsigned failures)
+{
+	fake.error = error;
+	fake.failures = failures;
+	fake.calls = 0;
+	fw_loader_test_set_openat2(fake_openat2);
+}
+
+/* How the loader copes when openat2() fails for reasons of its own (openat2 pass only). */
+static void test_openat2_errors(void)
+{
+	static const int unusable[] = { EPERM, ENOSYS };
+
+	put_string("lib/firmware/seam.bin", "through the seam");
+
+	fake_openat2_set(EAGAIN, 3);
+	expect_contents("seam.bin", "through the seam", "openat2() EAGAIN (a rename raced): tried again");
+	check(fake.calls > 3, "openat2() EAGAIN: the retries went to openat2()", "%u calls", fake.calls);
+
+	fake_openat2_set(EAGAIN, UINT_MAX);
+	expect_error("seam.bin", 64 * MiB, -EAGAIN, "openat2() EAGAIN every time: fails, no endless loop");
+	check(fake.calls > 1 && fake.calls <= 16, "openat2() EAGAIN every time: a bounded number of tries",
+	      "%u calls", fake.calls);
+
+	for (size_t i = 0; i < ELEMENTSOF(unusable); i++) {
+		fake_openat2_set(unusable[i], UINT_MAX);
+		expect_contents("seam.bin", "through the seam",
+				unusable[i] == EPERM ? "openat2() EPERM (seccomp filter): resolved by hand" :
+						       "openat2() ENOSYS (before 5.6): resolved by hand");
+		expect_contents("seam.bin", "through the seam", "and again");
+		check(fake.calls == 1, "openat2() not tried again once found unusable", "%u calls",
+		      fake.calls);
+	}
+
+	fake_openat2_set(EACCES, UINT_MAX);
+	expect_error("seam.bin", 64 * MiB, -EACCES, "any other openat2() error is the lookup's answer");
+	fw_loader_test_set_openat2(NULL);
+}
+
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
 	return remove(path);
@@ -620,6 +678,8 @@ int main(void)
 			die("mkdtemp");
 		test_read_custom();
 		run_suite();
+		if (pass == 0)
+			test_openat2_errors();
 		nftw(base, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 	}
 

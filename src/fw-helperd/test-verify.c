@@ -85,7 +85,7 @@ static void sum_hex(const void *data, size_t len, char ret[SHA256_DIGEST_SIZE * 
 	Sha256 h;
 
 	sha256_init(&h);
-	sha256_update(&h, data, len);
+	sha256_update(&h, len, data);
 	sha256_final(&h, digest);
 	sha256_to_hex(digest, ret);
 }
@@ -642,7 +642,7 @@ static int test_stream_ops_restart(void)
 	Sha256 h;
 
 	sha256_init(&h);
-	sha256_update(&h, "xyz", 3);
+	sha256_update(&h, 3, (const uint8_t *)"xyz");
 	sha256_final(&h, c.expected);
 	CHECK(ops && ops->observe && ops->precommit && !ops->sendfile);
 	ops->observe(ops->userdata, 0, "abc", 3);

@@ -8,11 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <systemd/sd-bus.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "json.h"
 #include "log.h"
 #include "macro.h"
+#include "utf8.h"
 #include "util.h"
 
 #define BUS_NAME "org.fwhelperd1"
@@ -26,7 +28,14 @@ enum {
 	EXIT_PERMISSION = 4,
 };
 
-static bool arg_json;
+typedef enum JsonMode {
+	JSON_OFF,
+	JSON_SHORT,
+	JSON_PRETTY,
+} JsonMode;
+
+static JsonMode arg_json = JSON_OFF;
+static bool arg_legend = true;
 static bool arg_ask_password = true;
 
 /* Everything `fwctl status` shows: one field per property, filled by status_properties[]. */
@@ -242,12 +251,19 @@ static const char *format_bytes(char *buf, size_t size, uint64_t bytes)
 #define KEY_WIDTH 16
 
 /*
- * Values come from the kernel's requests: control bytes are shown escaped, never raw.
- * Without a key, the value continues the list above it, aligned with its first value.
+ * Values come from the kernel's requests: control bytes and non-ASCII are shown as \xNN,
+ * never raw. A backslash is left alone: the daemon already sends bytes that are not UTF-8
+ * as \xNN, and those must look the same here as the bytes fwctl escapes itself.
  */
+static char *escape_for_terminal(const char *s)
+{
+	return utf8_escape(s, ESCAPE_CONTROL | ESCAPE_NON_ASCII);
+}
+
+/* Without a key, the value continues the list above it, aligned with its first value. */
 static void print_field(const char *key, const char *value)
 {
-	_cleanup_free_ char *escaped = cescape(value ?: "n/a");
+	_cleanup_free_ char *escaped = escape_for_terminal(value ?: "n/a");
 
 	printf("%*s%s %s\n", KEY_WIDTH, key ?: "", key ? ":" : " ", escaped ?: "n/a");
 }
@@ -288,6 +304,20 @@ static void print_status(const Status *s)
 	       s->cache_entries, s->cache_bytes, format_bytes(bytes, sizeof(bytes), s->cache_bytes));
 }
 
+/* JSON text as --json= asks: as it is (one line), or laid out for people. */
+static int print_json(const char *text)
+{
+	_cleanup_free_ char *pretty = NULL;
+
+	if (arg_json == JSON_PRETTY) {
+		if (json_format_pretty(text, &pretty) < 0)
+			return log_oom();
+		text = pretty;
+	}
+	puts(text);
+	return 0;
+}
+
 static int verb_status_json(sd_bus *bus)
 {
 	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
@@ -300,8 +330,7 @@ static int verb_status_json(sd_bus *bus)
 		r = sd_bus_message_read(reply, "s", &json);
 	if (r < 0)
 		return log_bus_error(r, &error, "describe fw-helperd's state");
-	puts(json);
-	return 0;
+	return print_json(json);
 }
 
 static int verb_status(sd_bus *bus, int argc, char *argv[])
@@ -347,8 +376,7 @@ static int print_rescan_json(uint32_t found)
 	r = json_writer_finish(&w, &text);
 	if (r < 0)
 		return log_oom();
-	puts(text);
-	return 0;
+	return print_json(text);
 }
 
 static int verb_rescan(sd_bus *bus, int argc, char *argv[])
@@ -387,8 +415,7 @@ static int print_prewarm_json(uint32_t entries, uint64_t bytes)
 	r = json_writer_finish(&w, &text);
 	if (r < 0)
 		return log_oom();
-	puts(text);
-	return 0;
+	return print_json(text);
 }
 
 static int verb_prewarm(sd_bus *bus, int argc, char *argv[])
@@ -456,13 +483,13 @@ static void print_firmware_json(JsonWriter *w, const FirmwareEntry *e)
 
 static void print_firmware(const FirmwareEntry *e)
 {
-	_cleanup_free_ char *name = cescape(e->name);
+	_cleanup_free_ char *name = escape_for_terminal(e->name);
 	char size[32];
 
 	printf("%-40s %8s  %-18s", name ?: "?", e->size ? format_bytes(size, sizeof(size), e->size) : "-",
 	       e->source);
 	for (char **d = e->devices; d && *d; d++) {
-		_cleanup_free_ char *dev = cescape(*d);
+		_cleanup_free_ char *dev = escape_for_terminal(*d);
 
 		printf("%s%s", d == e->devices ? " " : ", ", dev ?: "?");
 	}
@@ -487,7 +514,7 @@ static int verb_list(sd_bus *bus, int argc, char *argv[])
 		return log_oom();
 	if (arg_json)
 		json_array_begin(&w);
-	else
+	else if (arg_legend)
 		printf("%-40s %8s  %-18s %s\n", "NAME", "SIZE", "SOURCE", "DEVICES");
 	for (;;) {
 		FirmwareEntry e = {};
@@ -511,8 +538,9 @@ static int verb_list(sd_bus *bus, int argc, char *argv[])
 		json_array_end(&w);
 		if (json_writer_finish(&w, &text) < 0)
 			return log_oom();
-		puts(text);
-	} else
+		return print_json(text);
+	}
+	if (arg_legend)
 		printf("\n%u firmware name%s.\n", n, n == 1 ? "" : "s");
 	return 0;
 }
@@ -551,10 +579,14 @@ static void help(void)
 	       "\nOptions:\n"
 	       "  -h --help              Show this help\n"
 	       "     --version           Show package version\n"
-	       "     --json              Print machine-readable JSON (status: the daemon's\n"
+	       "     --json=MODE         Print JSON for programs: short (one line, also\n"
+	       "                         plain --json), pretty, or off (status: the daemon's\n"
 	       "                         Describe() document)\n"
 	       "     --no-ask-password   Do not ask for a password to authorise reload, rescan\n"
 	       "                         and prewarm (polkit); fail instead\n"
+	       "  -j                     Same as --json=pretty on a terminal, else --json=short\n"
+	       "     --no-pager          Accepted for scripts; fwctl never starts a pager\n"
+	       "     --no-legend         Do not show the column headers and the count (list)\n"
 	       "\nExit status:\n"
 	       "  0  success\n"
 	       "  1  the operation failed\n"
@@ -567,6 +599,25 @@ static void help(void)
 	       program_invocation_short_name);
 }
 
+/*
+ * --json=short|pretty|off as systemd's tools take it; a plain --json is "short", as it was
+ * before the modes existed (systemd's tools want the mode).
+ */
+static int parse_json_mode(const char *s)
+{
+	if (!s || strcmp(s, "short") == 0)
+		arg_json = JSON_SHORT;
+	else if (strcmp(s, "pretty") == 0)
+		arg_json = JSON_PRETTY;
+	else if (strcmp(s, "off") == 0)
+		arg_json = JSON_OFF;
+	else {
+		log_error("Unknown JSON mode '%s', expected short, pretty or off.", s);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* Returns 1 to go on, 0 to exit successfully (--help, --version), < 0 on a usage error. */
 static int parse_argv(int argc, char *argv[])
 {
@@ -574,17 +625,21 @@ static int parse_argv(int argc, char *argv[])
 		ARG_VERSION = 0x100,
 		ARG_JSON,
 		ARG_NO_ASK_PASSWORD,
+		ARG_NO_PAGER,
+		ARG_NO_LEGEND,
 	};
 	static const struct option options[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, ARG_VERSION },
-		{ "json", no_argument, NULL, ARG_JSON },
+		{ "json", optional_argument, NULL, ARG_JSON },
 		{ "no-ask-password", no_argument, NULL, ARG_NO_ASK_PASSWORD },
+		{ "no-pager", no_argument, NULL, ARG_NO_PAGER },
+		{ "no-legend", no_argument, NULL, ARG_NO_LEGEND },
 		{}
 	};
-	int c;
+	int c, r;
 
-	while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0) {
+	while ((c = getopt_long(argc, argv, "hj", options, NULL)) >= 0) {
 		switch (c) {
 		case 'h':
 			help();
@@ -593,7 +648,17 @@ static int parse_argv(int argc, char *argv[])
 			printf("fwctl %s\n", PACKAGE_VERSION);
 			return 0;
 		case ARG_JSON:
-			arg_json = true;
+			r = parse_json_mode(optarg);
+			if (r < 0)
+				return r;
+			break;
+		case 'j':
+			arg_json = isatty(STDOUT_FILENO) ? JSON_PRETTY : JSON_SHORT;
+			break;
+		case ARG_NO_PAGER:
+			break; /* there is no pager to turn off */
+		case ARG_NO_LEGEND:
+			arg_legend = false;
 			break;
 		case ARG_NO_ASK_PASSWORD:
 			arg_ask_password = false;

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 
 #include "json.h"
+#include "macro.h"
+#include "utf8.h"
 
 int json_writer_init(JsonWriter *w)
 {
@@ -79,29 +81,31 @@ void json_array_end(JsonWriter *w)
 	close_container(w, ']');
 }
 
+/*
+ * JSON text is UTF-8 (RFC 8259). A byte that is not part of a valid character becomes the
+ * four characters \xNN (written "\\xNN"), utf8_escape()'s form for D-Bus: a name reads
+ * back the same from either.
+ */
 static void put_string(JsonWriter *w, const char *s)
 {
 	fputc('"', w->f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		switch (*p) {
-		case '"':
-			fputs("\\\"", w->f);
-			break;
-		case '\\':
-			fputs("\\\\", w->f);
-			break;
-		case '\n':
+	while (*s) {
+		unsigned char c = (unsigned char)*s;
+		size_t n = utf8_char_len(s);
+
+		if (n == 0)
+			fprintf(w->f, "\\\\x%02x", c);
+		else if (c == '"' || c == '\\')
+			fprintf(w->f, "\\%c", c);
+		else if (c == '\n')
 			fputs("\\n", w->f);
-			break;
-		case '\t':
+		else if (c == '\t')
 			fputs("\\t", w->f);
-			break;
-		default:
-			if (*p < 0x20 || *p == 0x7f)
-				fprintf(w->f, "\\u%04x", *p);
-			else
-				fputc(*p, w->f);
-		}
+		else if (c < 0x20 || c == 0x7f)
+			fprintf(w->f, "\\u%04x", c);
+		else
+			fwrite(s, 1, n, w->f);
+		s += n ?: 1;
 	}
 	fputc('"', w->f);
 }
@@ -157,4 +161,72 @@ void json_null(JsonWriter *w)
 	separate(w);
 	fputs("null", w->f);
 	value_done(w);
+}
+
+static void newline_indent(FILE *f, unsigned depth)
+{
+	fputc('\n', f);
+	for (unsigned i = 0; i < depth; i++)
+		fputs("        ", f);
+}
+
+int json_format_pretty(const char *text, char **ret)
+{
+	_cleanup_free_ char *buf = NULL;
+	bool in_string = false;
+	unsigned depth = 0;
+	size_t size = 0;
+	FILE *f;
+
+	f = open_memstream(&buf, &size);
+	if (!f)
+		return -ENOMEM;
+	for (const char *p = text; *p; p++) {
+		if (in_string) {
+			fputc(*p, f);
+			if (*p == '\\' && p[1])
+				fputc(*++p, f);
+			else if (*p == '"')
+				in_string = false;
+			continue;
+		}
+		switch (*p) {
+		case '"':
+			in_string = true;
+			fputc('"', f);
+			break;
+		case '{':
+		case '[':
+			fputc(*p, f);
+			if (p[1] == (*p == '{' ? '}' : ']')) /* empty: stays "{}" or "[]" */
+				fputc(*++p, f);
+			else
+				newline_indent(f, ++depth);
+			break;
+		case '}':
+		case ']':
+			depth = depth > 0 ? depth - 1 : 0;
+			newline_indent(f, depth);
+			fputc(*p, f);
+			break;
+		case ',':
+			fputc(',', f);
+			newline_indent(f, depth);
+			break;
+		case ':':
+			fputs(" : ", f);
+			break;
+		case ' ':
+		case '\t':
+		case '\n':
+		case '\r':
+			break; /* the text's own layout between tokens */
+		default:
+			fputc(*p, f);
+		}
+	}
+	if (fclose(f) != 0 || !buf)
+		return -ENOMEM;
+	*ret = TAKE_PTR(buf);
+	return 0;
 }

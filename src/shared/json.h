@@ -32,3 +32,9 @@ void json_uint(JsonWriter *w, uint64_t v);
 void json_int(JsonWriter *w, int64_t v);
 void json_bool(JsonWriter *w, bool b);
 void json_null(JsonWriter *w);
+
+/*
+ * Valid JSON text laid out for people as systemd's --json=pretty does: one member or
+ * element a line, 8 spaces a level, "key" : value. Returns 0 or -ENOMEM.
+ */
+int json_format_pretty(const char *text, char **ret);

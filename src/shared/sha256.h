@@ -1,22 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
+#include <nettle/sha2.h>
 #include <stddef.h>
 #include <stdint.h>
 
-/* SHA-256 (FIPS 180-4), incremental, for checking firmware against a manifest. */
-#define SHA256_DIGEST_SIZE 32
+/*
+ * SHA-256 from nettle, incremental, for checking firmware against a manifest:
+ * sha256_init(&h), sha256_update(&h, length, data) (nettle's order), sha256_final(&h, ret).
+ * nettle's context is a plain struct: nothing to allocate, nothing that can fail.
+ */
+typedef struct sha256_ctx Sha256;
 
-typedef struct Sha256 {
-	uint32_t state[8];
-	uint64_t length;	/* bytes hashed so far */
-	uint8_t block[64];
-	size_t used;		/* bytes waiting in block */
-} Sha256;
-
-void sha256_init(Sha256 *h);
-void sha256_update(Sha256 *h, const void *data, size_t len);
-void sha256_final(Sha256 *h, uint8_t ret[SHA256_DIGEST_SIZE]);
+static inline void sha256_final(Sha256 *h, uint8_t ret[SHA256_DIGEST_SIZE])
+{
+	sha256_digest(h, SHA256_DIGEST_SIZE, ret);
+}
 
 /* Lower-case hex, 64 characters plus NUL. */
 void sha256_to_hex(const uint8_t digest[SHA256_DIGEST_SIZE], char ret[SHA256_DIGEST_SIZE * 2 + 1]);

@@ -8,6 +8,7 @@
 #include "json.h"
 #include "sha256.h"
 #include "macro.h"
+#include "utf8.h"
 #include "util.h"
 
 
@@ -77,6 +78,85 @@ static void test_json(void)
 	free(out);
 }
 
+/* Checks escaped == expect, and that it is what sd-bus would take. */
+static void check_escape(const char *s, EscapeFlags flags, const char *expect)
+{
+	char *e = utf8_escape(s, flags);
+
+	CHECK(e && strcmp(e, expect) == 0 && utf8_is_valid(e));
+	printf("     %s\n", e ? e : "(null)");
+	free(e);
+}
+
+static void test_utf8(void)
+{
+	CHECK(utf8_is_valid("") && utf8_is_valid("ascii") && utf8_is_valid("gr\xc3\xbc\xc3\x9f"));
+	CHECK(utf8_char_len("\xf0\x9f\x98\x80") == 4 && utf8_char_len("\xe2\x82\xac") == 3);
+	CHECK(utf8_char_len("\xc3\xbc") == 2 && utf8_char_len("a") == 1 && utf8_char_len("") == 0);
+	CHECK(!utf8_is_valid("fw-\xff.bin"));
+	CHECK(!utf8_is_valid("\xc3"));			/* truncated */
+	CHECK(!utf8_is_valid("\xc0\x80"));		/* overlong NUL */
+	CHECK(!utf8_is_valid("\xe0\x80\xaf"));		/* overlong '/' */
+	CHECK(!utf8_is_valid("\xed\xa0\x80"));		/* surrogate */
+	CHECK(!utf8_is_valid("\xf4\x90\x80\x80"));	/* past U+10FFFF */
+	CHECK(!utf8_is_valid("\xef\xbf\xbe"));		/* U+FFFE: sd-bus refuses it */
+	CHECK(!utf8_is_valid("\xef\xb7\x90"));		/* U+FDD0 */
+	CHECK(!utf8_is_valid("\xf0\x9f\xbf\xbf"));	/* U+1FFFF */
+
+	check_escape("plain/name.bin", 0, "plain/name.bin");
+	check_escape("gr\xc3\xbc\xc3\x9f\\x", 0, "gr\xc3\xbc\xc3\x9f\\x");
+	check_escape("fw-\xff.bin", 0, "fw-\\xff.bin");
+	check_escape("\xc3(\xc3\xbc", 0, "\\xc3(\xc3\xbc");
+	check_escape("\xed\xa0\x80", 0, "\\xed\\xa0\\x80");
+	check_escape("\xef\xbf\xbe", 0, "\\xef\\xbf\\xbe");
+	check_escape("\xf0\x9f\x98\x80", ESCAPE_NON_ASCII, "\\xf0\\x9f\\x98\\x80");
+	check_escape("a\001\x7f\\\xff", ESCAPE_CONTROL, "a\\x01\\x7f\\\\xff");
+	check_escape("a\\b", ESCAPE_BACKSLASH, "a\\x5cb");
+}
+
+static void test_json_any_bytes(void)
+{
+	JsonWriter w;
+	char *out = NULL;
+
+	CHECK(json_writer_init(&w) == 0);
+	json_array_begin(&w);
+	json_string(&w, "fw-\xff.bin");
+	json_string(&w, "\xed\xa0\x80\xef\xbf\xbf");
+	json_string(&w, "q\"b\\\r\x1f\x7f");
+	json_string(&w, "gr\xc3\xbc\xc3\x9f \xf0\x9f\x98\x80");
+	json_array_end(&w);
+	CHECK(json_writer_finish(&w, &out) == 0);
+	CHECK(out && utf8_is_valid(out));
+	CHECK(out && strcmp(out, "[\"fw-\\\\xff.bin\","
+			       "\"\\\\xed\\\\xa0\\\\x80\\\\xef\\\\xbf\\\\xbf\","
+			       "\"q\\\"b\\\\\\u000d\\u001f\\u007f\","
+			       "\"gr\xc3\xbc\xc3\x9f \xf0\x9f\x98\x80\"]") == 0);
+	printf("     %s\n", out ? out : "(null)");
+	free(out);
+}
+
+static void test_json_pretty(void)
+{
+	char *out = NULL;
+
+	CHECK(json_format_pretty("{\"a\": [1, {}, []], \"s\":\"x,{\\\" :]\",\"o\":{\"n\":null}}",
+				 &out) == 0);
+	CHECK(out && strcmp(out, "{\n"
+			       "        \"a\" : [\n"
+			       "                1,\n"
+			       "                {},\n"
+			       "                []\n"
+			       "        ],\n"
+			       "        \"s\" : \"x,{\\\" :]\",\n"
+			       "        \"o\" : {\n"
+			       "                \"n\" : null\n"
+			       "        }\n"
+			       "}") == 0);
+	printf("%s\n", out ? out : "(null)");
+	free(out);
+}
+
 static void hash_hex(const void *data, size_t len, size_t step, char hex[65])
 {
 	uint8_t d[SHA256_DIGEST_SIZE];
@@ -84,7 +164,7 @@ static void hash_hex(const void *data, size_t len, size_t step, char hex[65])
 
 	sha256_init(&h);
 	for (size_t off = 0; off < len; off += step)
-		sha256_update(&h, (const char *)data + off, MIN(step, len - off));
+		sha256_update(&h, MIN(step, len - off), (const uint8_t *)data + off);
 	sha256_final(&h, d);
 	sha256_to_hex(d, hex);
 }
@@ -115,5 +195,8 @@ int main(void)
 	test_parse();
 	test_strings();
 	test_json();
+	test_utf8();
+	test_json_any_bytes();
+	test_json_pretty();
 	return test_failures ? EXIT_FAILURE : EXIT_SUCCESS;
 }

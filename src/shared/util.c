@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "macro.h"
+#include "utf8.h"
 #include "util.h"
 
 usec_t now_usec(clockid_t clock)
@@ -261,21 +262,7 @@ char **strv_copy(char * const *l)
 
 char *cescape(const char *s)
 {
-	char *r, *p;
-
-	r = malloc(strlen(s) * 4 + 1);
-	if (!r)
-		return NULL;
-	for (p = r; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c < 0x20 || c >= 0x7f || c == '\\')
-			p += sprintf(p, "\\x%02x", c);
-		else
-			*p++ = (char)c;
-	}
-	*p = 0;
-	return r;
+	return utf8_escape(s, ESCAPE_CONTROL | ESCAPE_NON_ASCII | ESCAPE_BACKSLASH);
 }
 
 char *strv_join(char * const *l, const char *sep)

@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """Host integration test: the real fw-helperd and fwctl on a private D-Bus, answering
 requests in a fixture sysfs tree (regular files stand in for `loading` and `data`).
@@ -7,14 +7,13 @@ usage: test-daemon.py FW_HELPERD FWCTL
 """
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
+import xml.etree.ElementTree as ET
 
-from privbus import wait_accepting
+from privbus import require, start_system_bus, tempdir
 
 FW_HELPERD, FWCTL = sys.argv[1], sys.argv[2]
 results = []
@@ -25,22 +24,9 @@ def check(name, ok, detail=""):
     print(("ok   " if ok else "FAIL ") + name + ("" if ok else ": " + detail), flush=True)
 
 
-BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>system</type>
-  <listen>unix:path={path}</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow user="*"/><allow own="*"/><allow send_destination="*"/><allow receive_sender="*"/>
-  </policy>
-</busconfig>
-"""
-
-
 class Fixture:
     def __init__(self):
-        self.top = tempfile.mkdtemp(prefix="fwh-host-")
+        self.top = tempdir("fwh-host-")
         self.sys = os.path.join(self.top, "sys")
         self.fw = os.path.join(self.top, "srv-firmware")
         self.conf = os.path.join(self.top, "fw-helperd.conf")
@@ -66,7 +52,9 @@ class Fixture:
         os.makedirs(dev)
         self.write(os.path.join(dev, "loading"), "")
         self.write(os.path.join(dev, "data"), "")
-        self.write(os.path.join(dev, "uevent"), "FIRMWARE=%s\nTIMEOUT=60\n" % name)
+        # names are bytes: str with surrogate escapes stands for those that are not UTF-8
+        self.write(os.path.join(dev, "uevent"),
+                   ("FIRMWARE=%s\nTIMEOUT=60\n" % name).encode("utf-8", "surrogateescape"), "wb")
         os.symlink(dev, os.path.join(self.sys, "class/firmware", kobj))
         return dev
 
@@ -103,19 +91,95 @@ def data_of(dev):
         return f.read()
 
 
+# Not UTF-8 (0xfe 0xff) and a noncharacter (U+FFFE), which sd-bus refuses as well: both shown
+# as \xNN on D-Bus, in JSON (the same text) and by fwctl, whose table escapes non-ASCII anyway.
+ODD_MISSING = "gone-\udcfe\udcff-\ufffe.bin"
+ODD_MISSING_SHOWN = r"gone-\xfe\xff-\xef\xbf\xbe.bin"
+ODD_SERVED = "vendor/fw-\udcff.bin"
+ODD_SERVED_SHOWN = r"vendor/fw-\xff.bin"
+
+
+def check_odd_names(fwctl, when, missing=True):
+    """fwctl status, status --json and list, which failed with "Invalid argument" once the
+    daemon had seen one such name (sd-bus refuses strings that are not UTF-8)."""
+    r = fwctl("status")
+    check("%s: status shows the odd names escaped" % when, r.returncode == 0 and
+          (not missing or ODD_MISSING_SHOWN in r.stdout), r.stdout + r.stderr)
+    r = fwctl("status", "--json")
+    try:
+        names = [e.get("name") for e in json.loads(r.stdout).get("missing_firmware", [])]
+    except ValueError:
+        names = None
+    check("%s: status --json is valid JSON" % when, r.returncode == 0 and names is not None and
+          (not missing or ODD_MISSING_SHOWN in names), r.stdout + r.stderr)
+    r = fwctl("list")
+    check("%s: list shows the served odd name" % when, r.returncode == 0 and
+          any(line.startswith(ODD_SERVED_SHOWN + " ") for line in r.stdout.splitlines()),
+          r.stdout + r.stderr)
+    r = fwctl("list", "--json")
+    try:
+        names = [e.get("name") for e in json.loads(r.stdout)]
+    except ValueError:
+        names = None
+    check("%s: list --json is valid JSON" % when, r.returncode == 0 and names is not None
+          and ODD_SERVED_SHOWN in names, r.stdout + r.stderr)
+
+
+class PropertiesWatch:
+    """What the daemon claims in its introspection data about PropertiesChanged, and what it
+    sends: sd-bus writes EmitsChangedSignal=false, =invalidates or =const, nothing for true."""
+
+    def __init__(self, address):
+        import dbus
+        from dbus.mainloop.glib import DBusGMainLoop
+        DBusGMainLoop(set_as_default=True)
+        self.conn = dbus.bus.BusConnection(address)
+        self.changed, self.invalidated = set(), set()
+        self.conn.add_signal_receiver(self.on_changed, "PropertiesChanged",
+                                      "org.freedesktop.DBus.Properties", path="/org/fwhelperd1")
+
+    def on_changed(self, interface, changed, invalidated):
+        self.changed |= {str(k) for k in changed}
+        self.invalidated |= {str(k) for k in invalidated}
+
+    def claims(self):
+        obj = self.conn.get_object("org.fwhelperd1", "/org/fwhelperd1", introspect=False)
+        xml = obj.Introspect(dbus_interface="org.freedesktop.DBus.Introspectable")
+        iface = ET.fromstring(str(xml)).find("interface[@name='org.fwhelperd1.Manager']")
+        claims = {}
+        for prop in iface.findall("property"):
+            a = prop.find("annotation[@name='org.freedesktop.DBus.Property.EmitsChangedSignal']")
+            claims[prop.get("name")] = "true" if a is None else a.get("value")
+        return claims
+
+    def wait_signal(self, timeout=5):
+        from gi.repository import GLib
+        ctx = GLib.MainContext.default()
+        end = time.monotonic() + timeout
+        while time.monotonic() < end and not (self.changed or self.invalidated):
+            while ctx.iteration(False):
+                pass
+            time.sleep(0.02)
+        return self.changed | self.invalidated
+
+
 def main():
     fx = Fixture()
-    bus_path = os.path.join(fx.top, "bus")
-    bus_conf = os.path.join(fx.top, "bus.conf")
-    fx.write(bus_conf, BUS_CONFIG.format(path=bus_path))
-    bus = subprocess.Popen(["dbus-daemon", "--config-file=" + bus_conf, "--nofork"])
-    wait_accepting(bus_path)
-    env = dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS="unix:path=" + bus_path,
+    bus, address = start_system_bus(fx.top)
+    env = dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=address,
                RUNTIME_DIRECTORY=os.path.join(fx.top, "run"))
     env.pop("JOURNAL_STREAM", None)
 
     def fwctl(*args):
-        return subprocess.run([FWCTL, *args], env=env, capture_output=True, text=True, timeout=30)
+        return subprocess.run([FWCTL, *args], env=env, capture_output=True, text=True,
+                              errors="surrogateescape", timeout=30)
+
+    def start_daemon():
+        return subprocess.Popen([FW_HELPERD, "--config", fx.conf, "--config-dir", fx.top + "/none",
+                                 "--event-source=none", "--sysfs-root", fx.sys,
+                                 "--firmware-prefix", fx.top + "/empty-prefix",
+                                 "--log-level=debug", "--log-target=stderr"],
+                                env=env, stderr=open(os.path.join(fx.top, "daemon.log"), "a"))
 
     r = fwctl("status")
     check("fwctl says the daemon is not running (exit 3)", r.returncode == 3, repr(r))
@@ -127,11 +191,7 @@ def main():
     hostile = fx.request("..!..!etc!passwd".replace("!", "/"))
     missing = fx.request("nothere.bin")
 
-    daemon = subprocess.Popen([FW_HELPERD, "--config", fx.conf, "--config-dir", fx.top + "/none",
-                               "--event-source=none", "--sysfs-root", fx.sys,
-                               "--firmware-prefix", fx.top + "/empty-prefix", "--log-level=debug",
-                               "--log-target=stderr"],
-                              env=env, stderr=open(os.path.join(fx.top, "daemon.log"), "w"))
+    daemon = start_daemon()
     try:
         ok = wait_for(lambda: loading_of(served) == "0" and data_of(served) == blob)
         check("coldplug: pending request served byte-exact, committed with 0", bool(ok),
@@ -157,11 +217,32 @@ def main():
         check("status table for people", r.returncode == 0 and "Served" in r.stdout, r.stdout + r.stderr)
 
         # Rescan finds a request that arrived without a uevent (custom fallback).
+        watch = PropertiesWatch(address)
         second = fx.request("vendor/fw.bin")
         r = fwctl("rescan")
         check("rescan answers a new request", r.returncode == 0 and
               wait_for(lambda: loading_of(second) == "0" and data_of(second) == blob), r.stderr)
         fx.finish(second)
+        emitted, claims = watch.wait_signal(), watch.claims()
+        check("PropertiesChanged: sent for exactly the properties that claim it",
+              emitted == {p for p, v in claims.items() if v in ("true", "invalidates")},
+              "sent %s, claims %s" % (sorted(emitted), claims))
+        check("PropertiesChanged: values for EmitsChangedSignal=true, names for =invalidates",
+              watch.changed == {p for p, v in claims.items() if v == "true"} and
+              watch.invalidated == {p for p, v in claims.items() if v == "invalidates"},
+              "values for %s, invalidated %s, claims %s" % (sorted(watch.changed),
+                                                            sorted(watch.invalidated), claims))
+
+        odd_missing = fx.request(ODD_MISSING)
+        fx.write(os.path.join(fx.fw, ODD_SERVED), blob, "wb")
+        odd_served = fx.request(ODD_SERVED)
+        fwctl("rescan")
+        check("non-UTF-8 names: one missing (-1), one served",
+              wait_for(lambda: loading_of(odd_missing) == "-1" and loading_of(odd_served) == "0"),
+              (loading_of(odd_missing), loading_of(odd_served)))
+        fx.finish(odd_missing)
+        fx.finish(odd_served)
+        check_odd_names(fwctl, "running")
 
         # A broken configuration on reload keeps the old one.
         fx.write_config("[Firmware\nSearchPath=relative\n")
@@ -184,31 +265,44 @@ def main():
         check("a request pending at stop is answered before exit",
               loading_of(last) == "0" and data_of(last) == blob, loading_of(last))
         check("stopped: the listening flag is gone", not os.path.exists(flag))
+
+        # What was served is remembered in the runtime directory, raw, for the next one.
+        fx.write_config("[Firmware]\nSearchPath=%s\n" % fx.fw)
+        daemon = start_daemon()
+        wait_for(lambda: fwctl("status").returncode == 0)
+        check_odd_names(fwctl, "after a restart", missing=False)
+        daemon.send_signal(signal.SIGTERM)
+        daemon.wait(timeout=10)
     finally:
         if daemon.poll() is None:
             daemon.kill()
         bus.terminate()
         bus.wait()
-        with open(os.path.join(fx.top, "daemon.log")) as f:
+        with open(os.path.join(fx.top, "daemon.log"), errors="backslashreplace") as f:
             log = f.read()
         if not all(results):
             print("--- daemon log ---\n" + log)
-        shutil.rmtree(fx.top)
 
     # A broken configuration refuses to start, with exit code 78 and file:line.
-    bad = tempfile.NamedTemporaryFile("w", suffix=".conf", delete=False)
-    bad.write("[Service]\nWorkers=zero\n")
-    bad.close()
-    r = subprocess.run([FW_HELPERD, "--config", bad.name, "--config-dir", "/nonexistent",
+    bad = os.path.join(tempdir("fwh-host-"), "bad.conf")
+    Fixture.write(bad, "[Service]\nWorkers=zero\n")
+    r = subprocess.run([FW_HELPERD, "--config", bad, "--config-dir", "/nonexistent",
                         "--no-bus", "--event-source=none", "--log-target=stderr"],
                        capture_output=True, text=True, timeout=10)
     check("broken config: exit 78 with file:line", r.returncode == 78 and
-          (bad.name + ":2") in r.stderr, repr(r))
-    os.unlink(bad.name)
+          (bad + ":2") in r.stderr, repr(r))
+
+    # A drop-in masked with a symlink to /dev/null, as systemd's are, is no configuration error.
+    dropins = tempdir("fwh-host-")
+    os.symlink("/dev/null", os.path.join(dropins, "50-masked.conf"))
+    r = subprocess.run([FW_HELPERD, "--check-config", "--config", "/nonexistent", "--config-dir",
+                        dropins, "--log-target=stderr"], capture_output=True, text=True, timeout=10)
+    check("drop-in masked with /dev/null: the configuration is fine", r.returncode == 0, repr(r))
 
     print("%d passed, %d failed" % (results.count(True), results.count(False)))
     return 0 if all(results) else 1
 
 
 if __name__ == "__main__":
+    require("dbus", "gi")
     sys.exit(main())

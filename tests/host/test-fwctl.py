@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """Host test for fwctl: a fake org.fwhelperd1 on a private bus, fwctl pointed at it through
 $DBUS_SYSTEM_BUS_ADDRESS. Checks the output for people and programs and every exit status.
@@ -8,14 +8,13 @@ usage: test-fwctl.py FWCTL
 """
 import json
 import os
+import pty
 import re
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 
-from privbus import wait_accepting
+from privbus import require, tempdir, wait_accepting
 
 NAME, PATH, IFACE = "org.fwhelperd1", "/org/fwhelperd1", "org.fwhelperd1.Manager"
 
@@ -39,6 +38,8 @@ DESCRIBE = {"version": "9.8.7", "state": "running", "event_source": "udev",
                          "bytes_served": 5 * 1024 * 1024 + 1024, "in_flight": 4},
             "search_path": ["/lib/firmware/updates", "/lib/firmware", "/srv/fw"],
             "missing_firmware": [{"name": "new/missing.bin", "count": 1}]}
+
+FIRMWARE = [("a.bin", 4096, "served", ["/devices/x"]), ("b.bin", 0, "config", [])]
 
 BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
  "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
@@ -96,6 +97,11 @@ def serve(address, mode):
         @dbus.service.method(IFACE, in_signature="", out_signature="s")
         def Describe(self):
             return json.dumps(DESCRIBE)
+
+        @dbus.service.method(IFACE, in_signature="", out_signature="a(stsas)")
+        def ListFirmware(self):
+            return dbus.Array([dbus.Struct((n, dbus.UInt64(s), src, dbus.Array(d, signature="s")))
+                               for (n, s, src, d) in FIRMWARE], signature="(stsas)")
 
         @dbus.service.method(IFACE, in_signature="", out_signature="")
         def Reload(self):
@@ -168,7 +174,7 @@ class Fake:
 
 
 def main(fwctl):
-    top = tempfile.mkdtemp(prefix="fwctl-host-")
+    top = tempdir("fwctl-host-")
     os.makedirs(os.path.join(top, "services"))
     with open(os.path.join(top, "bus.conf"), "w") as f:
         f.write(BUS_CONFIG.format(top=top))
@@ -196,7 +202,8 @@ def main(fwctl):
         r = run("--help")
         check("--help: exit 0, Commands:/Options:/verbs/exit codes", r.returncode == 0
               and "Commands:" in r.stdout and "Options:" in r.stdout
-              and all(v in r.stdout for v in ("status", "reload", "rescan", "--json"))
+              and all(v in r.stdout for v in ("status", "reload", "rescan", "list", "prewarm",
+                                               "--json=MODE", "-j", "--no-pager", "--no-legend"))
               and "3  fw-helperd is not running" in r.stdout and r.stderr == "", repr(r))
         r = run("--version")
         check("--version: exit 0, name and version", r.returncode == 0
@@ -250,6 +257,54 @@ def main(fwctl):
         check("--json before the (default) verb", r.returncode == 0
               and json.loads(r.stdout or "null") == DESCRIBE, repr(r))
 
+        # --json=MODE, -j, --no-pager and --no-legend, as systemd's tools take them
+        short = run("status", "--json").stdout
+        r = run("status", "--json=short")
+        check("--json=short is plain --json", r.returncode == 0 and r.stdout == short, repr(r))
+        r = run("-j", "status")
+        check("-j, output not a terminal: short", r.returncode == 0 and r.stdout == short, repr(r))
+        r = run("status", "--json=pretty")
+        lines = r.stdout.splitlines()
+        check("--json=pretty: the same document, one member a line, 8 spaces a level",
+              r.returncode == 0 and json.loads(r.stdout or "null") == DESCRIBE
+              and lines[0] == "{" and lines[1] == '        "version" : "9.8.7",'
+              and lines[-1] == "}", repr(r))
+        r = run("status", "--json=off")
+        check("--json=off: the table", r.returncode == 0 and field(r.stdout, "Version") == ["9.8.7"],
+              repr(r))
+        r = run("status", "--json=yaml")
+        check("--json=yaml: usage error, exit 2", r.returncode == 2 and one_line(r.stderr)
+              and r.stdout == "", repr(r))
+        primary, secondary = pty.openpty()
+        p = subprocess.run([fwctl, "-j"], env=env, stdout=secondary, stderr=subprocess.PIPE,
+                           timeout=30)
+        os.close(secondary)
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(primary, 65536)
+            except OSError:  # EIO: the other side is closed
+                break
+            if not chunk:
+                break
+            shown += chunk
+        os.close(primary)
+        check("-j on a terminal: pretty", p.returncode == 0 and
+              shown.decode().replace("\r\n", "\n") == run("--json=pretty").stdout, repr(shown))
+        r = run("--no-pager", "status")
+        check("--no-pager: accepted, the same table", r.returncode == 0 and r.stdout == out,
+              repr(r))
+        r = run("list")
+        check("list: header, one line a name, count", r.returncode == 0 and
+              r.stdout.splitlines()[0].split() == ["NAME", "SIZE", "SOURCE", "DEVICES"] and
+              r.stdout.endswith("\n2 firmware names.\n"), repr(r))
+        r = run("list", "--no-legend")
+        check("list --no-legend: the names only", r.returncode == 0 and
+              [line.split()[0] for line in r.stdout.splitlines()] == ["a.bin", "b.bin"], repr(r))
+        r = run("list", "--json=pretty")
+        check("list --json=pretty", r.returncode == 0 and r.stdout.count("\n") > 2 and
+              [e["name"] for e in json.loads(r.stdout or "[]")] == ["a.bin", "b.bin"], repr(r))
+
         r = run("rescan")
         check("rescan: exit 0, reports the count", r.returncode == 0
               and r.stdout == "Found 3 pending firmware requests.\n", repr(r))
@@ -283,7 +338,6 @@ def main(fwctl):
             bus_log.seek(0)
             print("--- dbus-daemon log ---\n" + bus_log.read())
         bus_log.close()
-        shutil.rmtree(top)
 
     print("%d passed, %d failed" % (results.count(True), results.count(False)))
     return 0 if all(results) else 1
@@ -293,6 +347,7 @@ if __name__ == "__main__":
     if len(sys.argv) == 4 and sys.argv[1] == "--serve":
         serve(sys.argv[2], sys.argv[3])
     elif len(sys.argv) == 2:
+        require("dbus", "gi")
         sys.exit(main(sys.argv[1]))
     else:
         sys.exit(__doc__)

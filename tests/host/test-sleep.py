@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """Host integration test of the suspend/resume side: the real fw-helperd on a private system
 bus with python3-dbusmock's logind template, answering requests in a fixture sysfs tree.
@@ -21,10 +21,9 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
-from privbus import wait_accepting
+from privbus import require, start_system_bus, tempdir
 
 FW_HELPERD, FWCTL = sys.argv[1], sys.argv[2]
 NS_MARK = "FWH_TEST_SLEEP_IN_NS"
@@ -39,18 +38,6 @@ def check(name, ok, detail=""):
 def skip(name, why):
     print("skip " + name + ": " + why, flush=True)
 
-
-BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>system</type>
-  <listen>unix:path={path}</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow user="*"/><allow own="*"/><allow send_destination="*"/><allow receive_sender="*"/>
-  </policy>
-</busconfig>
-"""
 
 CONFIG = """[Firmware]
 SearchPath={fw}
@@ -91,7 +78,7 @@ def pattern(n, seed):
 
 class Fixture:
     def __init__(self):
-        self.top = tempfile.mkdtemp(prefix="fwh-sleep-")
+        self.top = tempdir("fwh-sleep-")
         self.sys = os.path.join(self.top, "sys")
         self.fw = os.path.join(self.top, "srv-firmware")
         self.run = os.path.join(self.top, "run")
@@ -245,13 +232,8 @@ def main():
     fx = Fixture()
     fx.config()
     gate = Gate(fx.gate)
-    bus_path = os.path.join(fx.top, "bus")
-    bus_conf = os.path.join(fx.top, "bus.conf")
-    write(bus_conf, BUS_CONFIG.format(path=bus_path))
     procs = {}
-    procs["bus"] = subprocess.Popen(["dbus-daemon", "--config-file=" + bus_conf, "--nofork"])
-    wait_accepting(bus_path)
-    address = "unix:path=" + bus_path
+    procs["bus"], address = start_system_bus(fx.top)
     env = dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=address, RUNTIME_DIRECTORY=fx.run)
     env.pop("JOURNAL_STREAM", None)
     if gate.ok:
@@ -262,7 +244,7 @@ def main():
 
     def start_logind():
         procs["logind"] = subprocess.Popen(
-            ["/usr/bin/python3", "-m", "dbusmock", "--system", "--template", "logind"],
+            [sys.executable, "-m", "dbusmock", "--system", "--template", "logind"],
             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         return wait_for(lambda: bus.inhibitors() is not None)
 
@@ -551,7 +533,6 @@ def main():
             print("--- daemon log ---\n" + daemon_log())
         if gate.ok:
             subprocess.run(["umount", fx.gate])
-        shutil.rmtree(fx.top)
 
     print("%d passed, %d failed" % (results.count(True), results.count(False)))
     return 0 if all(results) else 1
@@ -571,5 +552,6 @@ def in_private_namespace():
 
 
 if __name__ == "__main__":
+    require("dbus", "dbusmock")
     rc = in_private_namespace()
     sys.exit(rc if rc is not None else main())
