@@ -137,6 +137,50 @@ done
 for f in "$here"/peers/*; do
 	[ -f "$f" ] && install -m 0755 "$f" "$vmtest/peers/"
 done
+
+# Devices the selected cases ask for: a case may carry lines
+#   # fwh-vm-qemu: -netdev hubport,id=x,hubid=7 -device i82559er,netdev=x
+# (words split on blanks, identical lines once). A boot gets them only when such
+# a case is selected, so other runs keep the bare machine. The runner's rule:
+# a glob matches the name with or without .sh.
+IFS=, read -ra case_globs <<<"$cases"      # read: no pathname expansion of '*'
+selected() {
+	local g
+	for g in "${case_globs[@]}"; do
+		# shellcheck disable=SC2053 # a glob
+		[[ $1 == $g || $1.sh == $g ]] && return 0
+	done
+	return 1
+}
+case_qemu_args=()
+while read -r line; do
+	[ -n "$line" ] || continue
+	read -ra words <<<"$line"
+	case_qemu_args+=("${words[@]}")
+done < <(for f in "$vmtest"/cases/*; do
+		selected "$(basename "$f" .sh)" || continue
+		sed -n 's/^# fwh-vm-qemu: *//p' "$f"
+	done | awk '!seen[$0]++')
+# FWH_VM_QEMU_ARGS: more, for any boot (also split on blanks).
+read -ra env_qemu_args <<<"${FWH_VM_QEMU_ARGS:-}"
+
+# Real firmware images for cases with a real driver (cases/60-real-driver.sh):
+# the few a driver of the guest asks for, not the whole package.
+if fw_pkg=$("$here/firmware-package.sh" 2>"$run/firmware.log"); then
+	mkdir -p "$vmtest/real-firmware/e100"
+	cp "$fw_pkg"/e100/*.bin "$vmtest/real-firmware/e100/"
+else
+	log "WARNING: no real firmware for the payload (see $run/firmware.log)"
+	tail -n 5 "$run/firmware.log" | sed 's/^/vm:   /' >&2
+fi
+# Drivers a case binds itself, at its own time and undone when it ends, rather
+# than at boot for every case (a bound e100 would add its MODULE_FIRMWARE names to
+# fw-helperd's hints). modprobe by name still loads them.
+mkdir -p "$payload/etc/modprobe.d"
+cat >"$payload/etc/modprobe.d/fwh-vmtest.conf" <<-'EOF'
+	# tests/vm/run.sh: no autoloading; cases/60-real-driver.sh loads e100 itself.
+	blacklist e100
+EOF
 install -m 0644 "$here"/guest/*.service "$payload/usr/lib/systemd/system/"
 
 # Enable what was installed as `systemctl enable` would on a host: the
@@ -183,8 +227,10 @@ done
 [ $keep = 1 ] || rm -rf "$payload" "$run/payload.cpio"
 
 # --- boot -------------------------------------------------------------------------
-qemu=(qemu-system-x86_64 -m 2G -smp 2 -nographic -no-reboot -monitor none
-      -kernel "$VMLINUZ" -initrd "$initrd")
+# -nic none: no network unless a case or FWH_VM_QEMU_ARGS adds a device (and
+# qemu's default NIC would be user networking to the outside).
+qemu=(qemu-system-x86_64 -m 2G -smp 2 -nographic -no-reboot -monitor none -nic none
+      -kernel "$VMLINUZ" -initrd "$initrd" "${case_qemu_args[@]}" "${env_qemu_args[@]}")
 case $accel in
 tcg) qemu+=(-accel tcg ${FWH_VM_CPU:+-cpu "$FWH_VM_CPU"}) ;;
 # This machine's /dev/kvm cannot run a stock kernel (README.md); elsewhere
@@ -200,6 +246,9 @@ echo "$append" >"$run/cmdline"
 : >"$run/result.log"
 
 log "booting $KRELEASE ($accel), cases '$cases' ($(elapsed))"
+[ ${#case_qemu_args[@]} -gt 0 ] && log "devices for the cases: ${case_qemu_args[*]}"
+[ ${#env_qemu_args[@]} -gt 0 ] && log "FWH_VM_QEMU_ARGS: ${env_qemu_args[*]}"
+printf '%s\n' "${qemu[@]}" >"$run/qemu-args"
 t_boot=$(date +%s%N)
 rc=0
 if [ $keep = 1 ]; then
