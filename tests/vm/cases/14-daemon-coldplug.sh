@@ -5,15 +5,17 @@ fwh_setup
 echo 60 > /sys/class/firmware/timeout
 blob "$SRV/cold.bin" 12345
 
-# Keep udev from starting the daemon on demand while we queue the request.
+# Keep the udev rule from handing the request to the guard (which would start the daemon)
+# while we queue it.
+trap answers_again EXIT
 systemctl stop fw-helperd
-systemctl mask --runtime fw-helperd
+nobody_answers
 ( request cold.bin; echo $? > /tmp/cold.status ) &
 for _ in $(seq 100); do [ -e /sys/class/firmware/cold.bin/loading ] && break; sleep 0.1; done
 [ -e /sys/class/firmware/cold.bin/loading ] || fail "request never appeared in sysfs"
 sleep 1
 [ -e /tmp/cold.status ] && fail "request finished with nobody answering"
-systemctl unmask --runtime fw-helperd
+answers_again
 systemctl start fw-helperd
 wait
 [ "$(cat /tmp/cold.status)" = 0 ] || fail "pending request not answered after start"

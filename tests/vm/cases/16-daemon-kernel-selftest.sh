@@ -18,14 +18,15 @@ cmp -s /dev/test_firmware "$SRV/other.bin" && fail "served the wrong file"
 
 # cancel: someone else aborts the request while the helper is away; the driver sees the
 # error and the daemon logs that the request went away, no crash.
+trap answers_again EXIT
 systemctl stop fw-helperd
-systemctl mask --runtime fw-helperd
+nobody_answers
 ( request test-firmware.bin; echo $? > /tmp/cancel.status ) &
 for _ in $(seq 100); do [ -e "$TF/test-firmware.bin/loading" ] && break; sleep 0.1; done
 echo -1 > "$TF/test-firmware.bin/loading"
 wait
 [ "$(cat /tmp/cancel.status)" != 0 ] || fail "cancelled request succeeded"
-systemctl unmask --runtime fw-helperd
+answers_again
 systemctl start fw-helperd
 fwh_wait_active
 

@@ -64,3 +64,17 @@ journal_has() {
 fwctl_counter() {
 	fwctl status --json | sed -n "s/.*\"$1\":\([0-9]*\).*/\1/p"
 }
+
+# nobody_answers / answers_again: while fw-helperd is stopped, leave requests unanswered (a
+# masked unit is not enough: the udev rule's guard then answers -1 at once, as udev's stub
+# would). A same-named rule in /run shadows the installed 50-firmware.rules.
+FWH_SHADOW_RULE=/run/udev/rules.d/50-firmware.rules
+nobody_answers() {
+	mkdir -p /run/udev/rules.d
+	echo "# nobody answers: $0" > "$FWH_SHADOW_RULE"
+	udevadm control --reload
+}
+answers_again() {
+	rm -f "$FWH_SHADOW_RULE"
+	udevadm control --reload
+}
