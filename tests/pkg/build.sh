@@ -75,7 +75,8 @@ build() {
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 # Only what this script makes: --out may name a directory that holds other files.
-rm -f "$out"/fw-helperd_*.deb "$out"/fwh-cache-dkms_*.deb "$out"/prev/*.deb
+rm -f "$out"/fw-helperd_*.deb "$out"/fwh-cache-dkms_*.deb "$out"/prev/*.deb \
+	"$out"/current-build.log "$out"/prev-build.log "$out"/lintian.log
 rmdir "$out/prev" 2>/dev/null || true
 
 build current "" "$base_opts"
