@@ -68,7 +68,9 @@ systemctl reset-failed fw-helperd
 
 # 4. A crash loop until the start limit stops the unit.
 mkdir -p /run/systemd/system/fw-helperd.service.d
-printf '[Service]\nExecStartPre=/bin/false\n' > /run/systemd/system/fw-helperd.service.d/99-crash.conf
+# (every start fails at once; a wide limit interval, so a slow host still hits it)
+printf '[Unit]\nStartLimitIntervalSec=120\nStartLimitBurst=3\n[Service]\nExecStartPre=\nExecStartPre=/bin/false\n' \
+	> /run/systemd/system/fw-helperd.service.d/99-crash.conf
 systemctl daemon-reload
 for _ in $(seq 10); do
 	systemctl restart fw-helperd 2>/dev/null
