@@ -67,14 +67,18 @@ fwctl_counter() {
 
 # nobody_answers / answers_again: while fw-helperd is stopped, leave requests unanswered (a
 # masked unit is not enough: the udev rule's guard then answers -1 at once, as udev's stub
-# would). A same-named rule in /run shadows the installed 50-firmware.rules.
+# would). The installed rule in /etc (a source installation's place) is set aside, and a
+# same-named empty rule in /run shadows udev's stub in /lib.
 FWH_SHADOW_RULE=/run/udev/rules.d/50-firmware.rules
+FWH_ETC_RULE=/etc/udev/rules.d/50-firmware.rules
 nobody_answers() {
+	[ -e "$FWH_ETC_RULE" ] && mv "$FWH_ETC_RULE" /run/fwh-vmtest-aside-50-firmware.rules
 	mkdir -p /run/udev/rules.d
 	echo "# nobody answers: $0" > "$FWH_SHADOW_RULE"
 	udevadm control --reload
 }
 answers_again() {
+	[ -e /run/fwh-vmtest-aside-50-firmware.rules ] && mv /run/fwh-vmtest-aside-50-firmware.rules "$FWH_ETC_RULE"
 	rm -f "$FWH_SHADOW_RULE"
 	udevadm control --reload
 }
