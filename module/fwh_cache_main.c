@@ -38,6 +38,17 @@ MODULE_PARM_DESC(release_delay_ms,
 /* Set by the helper that answers (/sys/kernel/fwh_cache/userspace_fallback). */
 bool fwh_userspace_fallback;
 
+/*
+ * The loader's custom fallback has no timeout of its own. A little above the
+ * kernel's default fallback timeout (60 s), within which fw-helperd answers
+ * or gives up: a helper that is gone is noticed before the hung task
+ * detector (120 s) would look at anything.
+ */
+unsigned int fwh_helper_timeout_ms = 65000;
+module_param_named(helper_timeout_ms, fwh_helper_timeout_ms, uint, 0644);
+MODULE_PARM_DESC(helper_timeout_ms,
+		 "Longest wait for the helper's answer to a userspace_fallback load, 1000..3600000 (default 65000)");
+
 static int __init fwh_cache_init(void)
 {
 	int r;
