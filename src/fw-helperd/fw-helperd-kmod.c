@@ -506,6 +506,10 @@ int companion_pin(Companion *c, char *const *names, usec_t deadline, companion_p
 	c->pinning = strv_copy(names);
 	if (!c->pinning)
 		return -ENOMEM;
+	/* The module switches it off when a load of its went unanswered (we were stopped,
+	 * say, or too slow): we answer now. */
+	if (c->answering)
+		(void)set_userspace_fallback(c, true);
 	for (char *const *n = names; n && *n; n++) {
 		r = write_string_at(dirfd, "cache", *n);
 		if (r < 0)
