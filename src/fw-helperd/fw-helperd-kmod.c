@@ -534,10 +534,27 @@ static int watch_entries(Companion *c, usec_t deadline)
 				 on_pin_deadline, c);
 }
 
+/* The module holds max_entries images at most: names (the least needed, they come last)
+ * that found no room are told, for an admin to raise it. */
+static void log_not_pinned(char **names, unsigned pinned)
+{
+	_cleanup_free_ char *joined = strv_join(names, " ");
+	LogEntry e = {};
+
+	log_entry_add(&e, "FW_MODULE=%s", COMPANION_MODULE_NAME);
+	log_entry_add(&e, "FW_MODULE_STATUS=full");
+	log_entry_add(&e, "FW_MODULE_NOT_PINNED=%s", joined ?: "");
+	log_entry_add(&e, "FW_MODULE_NOT_PINNED_COUNT=%zu", strv_length(names));
+	log_entry_send(&e, LOG_NOTICE, -ENOSPC, FW_MESSAGE_MODULE,
+		       "Companion module %s is full (max_entries) after %u names, %zu not pinned: %s",
+		       COMPANION_MODULE_NAME, pinned, strv_length(names), joined ?: "?");
+}
+
 int companion_pin(Companion *c, char *const *names, usec_t deadline, companion_pinned_t done,
 		  void *userdata)
 {
 	_cleanup_close_ int dirfd = -EBADF;
+	_cleanup_strv_free_ char **full = NULL;
 	unsigned asked = 0;
 	int r;
 
@@ -556,11 +573,15 @@ int companion_pin(Companion *c, char *const *names, usec_t deadline, companion_p
 		(void)set_userspace_fallback(c, true);
 	for (char *const *n = names; n && *n; n++) {
 		r = write_string_at(dirfd, "cache", *n);
+		if (r == -ENOSPC && strv_extend(&full, *n) < 0)
+			return -ENOMEM;
 		if (r < 0)
 			log_debug_errno(r, "Companion module refused to pin %s: %m", *n);
 		else
 			asked++;
 	}
+	if (full)
+		log_not_pinned(full, asked);
 	c->done = done;
 	c->userdata = userdata;
 	r = watch_entries(c, deadline);
