@@ -22,9 +22,15 @@ struct fwh_cache fwh_cache = {
 	.entries = LIST_HEAD_INIT(fwh_cache.entries),
 };
 
-unsigned int fwh_max_entries = 64;
+/*
+ * An entry costs a device and its name, well under a page; the memory that
+ * matters is bounded by max_bytes. fw-helperd pins every name it holds in
+ * memory (devices' names first, then PrewarmFirmware=, module hints last),
+ * which may be hundreds of small images: 64 left needed names out.
+ */
+unsigned int fwh_max_entries = 1024;
 module_param_named(max_entries, fwh_max_entries, uint, 0644);
-MODULE_PARM_DESC(max_entries, "Most entries held at once (default 64)");
+MODULE_PARM_DESC(max_entries, "Most entries held at once (default 1024)");
 
 unsigned long fwh_max_bytes = 256UL << 20;
 module_param_named(max_bytes, fwh_max_bytes, ulong, 0644);
