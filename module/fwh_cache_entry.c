@@ -357,7 +357,7 @@ static struct fwh_entry *fwh_entry_new(const char *name)
  */
 int fwh_entry_cache(const char *name)
 {
-	struct fwh_entry *e, *stale = NULL;
+	struct fwh_entry *e, *stale, *fresh;
 	int r;
 
 	r = fwh_name_check(name);
@@ -370,26 +370,38 @@ int fwh_entry_cache(const char *name)
 		goto out_unlock;
 	}
 
-	e = fwh_entry_find(name);
-	if (e && e->state != FWH_ENTRY_FAILED)
+	stale = fwh_entry_find(name);
+	if (stale && stale->state != FWH_ENTRY_FAILED) {
+		stale = NULL;
 		goto out_unlock;
-	if (e) {
-		fwh_entry_unlink(e);
-		stale = e;
 	}
 
-	if (fwh_cache.nr_entries >= READ_ONCE(fwh_max_entries)) {
+	/*
+	 * A failed entry is replaced, so it makes room for its successor; it
+	 * stays listed until the successor exists, or a write that fails
+	 * here would lose its record.
+	 */
+	if (fwh_cache.nr_entries - (stale ? 1 : 0) >= READ_ONCE(fwh_max_entries)) {
 		r = -ENOSPC;
+		stale = NULL;
 		goto out_unlock;
 	}
 
-	e = fwh_entry_new(name);
-	if (IS_ERR(e)) {
-		r = PTR_ERR(e);
+	fresh = fwh_entry_new(name);
+	if (IS_ERR(fresh)) {
+		r = PTR_ERR(fresh);
+		stale = NULL;
 		goto out_unlock;
 	}
 
-	list_add_tail(&e->node, &fwh_cache.entries);
+	if (stale) {
+		/* in the place of the failed one */
+		list_add(&fresh->node, &stale->node);
+		fwh_entry_unlink(stale);
+	} else {
+		list_add_tail(&fresh->node, &fwh_cache.entries);
+	}
+	e = fresh;
 	e->listed = true;
 	fwh_cache.nr_entries++;
 	get_device(&e->dev);	/* for the load */
