@@ -7,6 +7,7 @@
 #ifndef _FWH_CACHE_H
 #define _FWH_CACHE_H
 
+#include <linux/atomic.h>
 #include <linux/device.h>
 #include <linux/firmware.h>
 #include <linux/idr.h>
@@ -87,6 +88,12 @@ struct fwh_entry {
  * @kobj: /sys/kernel/fwh_cache
  * @release_work: releases every entry some time after a resume
  * @pm_nb: system sleep notifier
+ * @gen: bumped after every change of the list or of an entry
+ * @text_lock: protects @text, @text_len and @text_gen
+ * @text: the entries file's text as of @text_gen; rebuilt by a read at
+ *	offset 0 when @gen moved on, so that reading it takes @lock only then
+ * @text_len: length of @text
+ * @text_gen: @gen when @text was built
  */
 struct fwh_cache {
 	struct mutex lock;	/* the list and every entry, see @lock */
@@ -100,6 +107,11 @@ struct fwh_cache {
 	struct kobject *kobj;
 	struct delayed_work release_work;
 	struct notifier_block pm_nb;
+	atomic_long_t gen;
+	struct mutex text_lock;	/* @text, see there */
+	char *text;
+	size_t text_len;
+	long text_gen;
 };
 
 extern struct fwh_cache fwh_cache;

@@ -20,6 +20,7 @@
 struct fwh_cache fwh_cache = {
 	.lock = __MUTEX_INITIALIZER(fwh_cache.lock),
 	.entries = LIST_HEAD_INIT(fwh_cache.entries),
+	.text_lock = __MUTEX_INITIALIZER(fwh_cache.text_lock),
 };
 
 /*
@@ -53,7 +54,7 @@ bool fwh_userspace_fallback;
 unsigned int fwh_helper_timeout_ms = 65000;
 module_param_named(helper_timeout_ms, fwh_helper_timeout_ms, uint, 0644);
 MODULE_PARM_DESC(helper_timeout_ms,
-		 "Longest wait for the helper's answer to a userspace_fallback load, 1000..3600000 (default 65000)");
+		 "Most ms a userspace_fallback load waits for the helper (default 65000)");
 
 static int __init fwh_cache_init(void)
 {

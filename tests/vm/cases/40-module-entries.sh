@@ -3,7 +3,8 @@
 #
 # entries past a page: many entries with long names make a list of several
 # pages, which must read whole and consistent however it is read (the kernel
-# hands a sysfs file out a page per read()).
+# hands a sysfs file out a page per read()); changes show at the next read;
+# the file is root's alone.
 
 . /usr/lib/fwh-vmtest/module.sh
 
@@ -36,6 +37,17 @@ for bs in 100 4096 65536; do
 	dd if="$FWH_FC/entries" bs=$bs 2>/dev/null >"$FWH_CASE_TMP/dd"
 	assert_files_eq "$FWH_CASE_TMP/cat" "$FWH_CASE_TMP/dd"
 done
+
+info "a change shows at the next read from the start"
+echo fwh-test/one-more.bin >"$FWH_FC/cache" || fail "cache one more"
+wait_entry 10 fwh-test/one-more.bin "failed 0 -2"
+assert_eq "$(wc -l <"$FWH_FC/entries")" $((n + 1)) "lines after one more"
+echo fwh-test/one-more.bin >"$FWH_FC/uncache"
+assert_eq "$(wc -l <"$FWH_FC/entries")" $n "lines after uncaching it"
+
+info "root only: fwctl asks fw-helperd, nobody reads the file but root"
+assert_eq "$(stat -c %a "$FWH_FC/entries")" 400 "mode of entries"
+assert_fails as_user cat "$FWH_FC/entries"
 
 echo '*' >"$FWH_FC/uncache"
 assert_eq "$(wc -c <"$FWH_FC/entries")" 0 "entries after uncache *"
