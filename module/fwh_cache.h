@@ -7,6 +7,7 @@
 #ifndef _FWH_CACHE_H
 #define _FWH_CACHE_H
 
+#include <linux/atomic.h>
 #include <linux/device.h>
 #include <linux/firmware.h>
 #include <linux/idr.h>
@@ -21,6 +22,9 @@
 #define FWH_CACHE_NAME_MAX		255
 /* Longest release delay accepted: one hour. */
 #define FWH_CACHE_RELEASE_DELAY_MAX	3600000U
+/* Bounds of helper_timeout_ms: the longest a load waits for the helper. */
+#define FWH_CACHE_HELPER_TIMEOUT_MIN	1000U
+#define FWH_CACHE_HELPER_TIMEOUT_MAX	3600000U
 
 enum fwh_entry_state {
 	FWH_ENTRY_LOADING,
@@ -35,6 +39,8 @@ enum fwh_entry_state {
  *	which goes away with the device, so an uncached name leaves no trace.
  * @node: link in &fwh_cache.entries, under &fwh_cache.lock
  * @load_work: runs the request on &fwh_cache.wq, so writers never block
+ * @helper_timeout: aborts a custom fallback request nobody answered within
+ *	helper_timeout_ms; armed while @asking, cancelled by the callback
  * @fw: the image while cached; holding it keeps the loader's shared buffer
  *	(struct fw_priv) alive, which later requests for @name then reuse
  * @size: size of @fw
@@ -44,6 +50,9 @@ enum fwh_entry_state {
  *	that drops its image at once
  * @orphaned: the entry left the list while loading; the load, not the
  *	list, then removes the device
+ * @asking: a custom fallback request for @name is pending (its callback,
+ *	which finishes the entry, has not run yet)
+ * @timed_out: @helper_timeout fired and aborted that request
  * @id: instance number, the device's name
  * @name: the firmware name, as given to request_firmware()
  */
@@ -51,12 +60,15 @@ struct fwh_entry {
 	struct device dev;
 	struct list_head node;
 	struct work_struct load_work;
+	struct delayed_work helper_timeout;
 	const struct firmware *fw;
 	size_t size;
 	enum fwh_entry_state state;
 	int error;
 	bool listed;
 	bool orphaned;
+	bool asking;
+	bool timed_out;
 	int id;
 	char name[];
 };
@@ -64,7 +76,8 @@ struct fwh_entry {
 /**
  * struct fwh_cache - module state
  * @lock: protects @entries, @nr_entries, @total_size, @closing and every
- *	entry's @fw, @size, @state, @error, @listed and @orphaned
+ *	entry's @fw, @size, @state, @error, @listed, @orphaned, @asking and
+ *	@timed_out
  * @entries: list of &struct fwh_entry
  * @nr_entries: number of listed entries
  * @total_size: bytes held by cached entries
@@ -75,6 +88,12 @@ struct fwh_entry {
  * @kobj: /sys/kernel/fwh_cache
  * @release_work: releases every entry some time after a resume
  * @pm_nb: system sleep notifier
+ * @gen: bumped after every change of the list or of an entry
+ * @text_lock: protects @text, @text_len and @text_gen
+ * @text: the entries file's text as of @text_gen; rebuilt by a read at
+ *	offset 0 when @gen moved on, so that reading it takes @lock only then
+ * @text_len: length of @text
+ * @text_gen: @gen when @text was built
  */
 struct fwh_cache {
 	struct mutex lock;	/* the list and every entry, see @lock */
@@ -88,6 +107,11 @@ struct fwh_cache {
 	struct kobject *kobj;
 	struct delayed_work release_work;
 	struct notifier_block pm_nb;
+	atomic_long_t gen;
+	struct mutex text_lock;	/* @text, see there */
+	char *text;
+	size_t text_len;
+	long text_gen;
 };
 
 extern struct fwh_cache fwh_cache;
@@ -97,6 +121,7 @@ extern unsigned int fwh_max_entries;
 extern unsigned long fwh_max_bytes;
 extern unsigned int fwh_release_delay_ms;
 extern bool fwh_userspace_fallback;
+extern unsigned int fwh_helper_timeout_ms;
 
 /* fwh_cache_entry.c */
 int fwh_name_check(const char *name);

@@ -11,11 +11,13 @@
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/completion.h>
 #include <linux/device.h>
 #include <linux/errno.h>
 #include <linux/firmware.h>
+#include <linux/fs.h>
+#include <linux/kobject.h>
 #include <linux/list.h>
+#include <linux/minmax.h>
 #include <linux/mm.h>
 #include <linux/mutex.h>
 #include <linux/overflow.h>
@@ -155,41 +157,127 @@ static void fwh_entry_loaded(struct fwh_entry *e, const struct firmware *fw,
 	fwh_sysfs_notify_entries();
 }
 
-struct fwh_userspace_load {
-	struct completion done;
-	const struct firmware *fw;
-};
-
-static void fwh_userspace_loaded(const struct firmware *fw, void *context)
+/*
+ * Writes "-1" to the pending request's loading file, as the helper would:
+ * the loader then ends the request and calls fwh_entry_asked(). It goes
+ * through kernfs, which keeps the file's store from running once the
+ * request's device is gone; a request that ends meanwhile is left alone.
+ * Returns -EAGAIN while the request's device is not there yet.
+ */
+static int fwh_entry_abort_request(struct fwh_entry *e)
 {
-	struct fwh_userspace_load *load = context;
+	struct device *req;
+	struct file *f;
+	char *kpath, *path;
+	loff_t pos = 0;
+	ssize_t n;
 
-	load->fw = fw;
-	complete(&load->done);
+	/* The request is our device's only child (firmware_class, no driver). */
+	req = device_find_any_child(&e->dev);
+	if (!req)
+		return -EAGAIN;
+	kpath = kobject_get_path(&req->kobj, GFP_KERNEL);
+	put_device(req);
+	if (!kpath)
+		return -ENOMEM;
+	path = kasprintf(GFP_KERNEL, "/sys%s/loading", kpath);
+	kfree(kpath);
+	if (!path)
+		return -ENOMEM;
+
+	f = filp_open(path, O_WRONLY, 0);
+	kfree(path);
+	if (IS_ERR(f))
+		return PTR_ERR(f);
+	n = kernel_write(f, "-1", 2, &pos);
+	filp_close(f, NULL);
+	return n < 0 ? n : 0;
+}
+
+static void fwh_entry_helper_timeout(struct work_struct *work)
+{
+	struct fwh_entry *e = container_of(to_delayed_work(work),
+					   struct fwh_entry, helper_timeout);
+	bool was_on;
+	int r;
+
+	mutex_lock(&fwh_cache.lock);
+	if (!e->asking) {
+		mutex_unlock(&fwh_cache.lock);
+		return;
+	}
+	e->timed_out = true;
+	mutex_unlock(&fwh_cache.lock);
+
+	/* Nobody answers: later loads go to the direct loader alone. */
+	was_on = READ_ONCE(fwh_userspace_fallback);
+	WRITE_ONCE(fwh_userspace_fallback, false);
+	r = fwh_entry_abort_request(e);
+	if (r == -EAGAIN) {
+		queue_delayed_work(fwh_cache.wq, &e->helper_timeout, HZ);
+		return;
+	}
+	pr_warn("%s: no helper answered for %s within %u ms%s\n",
+		dev_name(&e->dev), e->name, READ_ONCE(fwh_helper_timeout_ms),
+		was_on ? ", userspace_fallback switched off" : "");
+	if (r)
+		pr_warn("%s: cannot abort the request for %s: error %d\n",
+			dev_name(&e->dev), e->name, r);
+}
+
+/*
+ * The loader's callback: finishes the entry. Runs once the helper answered,
+ * the request was aborted (by us at helper_timeout_ms, or by the kernel at
+ * the next suspend), or the direct loader found the file.
+ */
+static void fwh_entry_asked(const struct firmware *fw, void *context)
+{
+	struct fwh_entry *e = context;
+	bool timed_out;
+
+	cancel_delayed_work_sync(&e->helper_timeout);
+	mutex_lock(&fwh_cache.lock);
+	e->asking = false;
+	timed_out = e->timed_out;
+	mutex_unlock(&fwh_cache.lock);
+
+	/* No error code comes with it: unanswered or refused is -ENOENT. */
+	fwh_entry_loaded(e, fw, fw ? 0 : timed_out ? -ETIMEDOUT : -ENOENT);
+	put_device(&e->dev);	/* taken when asked */
 }
 
 /*
  * The loader's custom fallback: the direct loader once more, then a request
  * below our entry's device without a uevent, which the helper finds by
- * scanning /sys/class/firmware. It waits until the helper answers, or the
- * kernel aborts custom fallbacks at the next suspend; meanwhile the loader
- * holds a reference on this module.
+ * scanning /sys/class/firmware. The loader has no timeout for it (only the
+ * next suspend aborts it) and holds a reference on this module meanwhile:
+ * helper_timeout_ms bounds it. Nothing here waits; the callback finishes
+ * the entry.
  */
-static int fwh_entry_load_userspace(struct fwh_entry *e,
-				    const struct firmware **fw)
+static void fwh_entry_ask_userspace(struct fwh_entry *e)
 {
-	struct fwh_userspace_load load = { .fw = NULL };
+	unsigned int ms = clamp(READ_ONCE(fwh_helper_timeout_ms),
+				FWH_CACHE_HELPER_TIMEOUT_MIN,
+				FWH_CACHE_HELPER_TIMEOUT_MAX);
 	int r;
 
-	init_completion(&load.done);
+	get_device(&e->dev);	/* for the callback */
+	mutex_lock(&fwh_cache.lock);
+	e->asking = true;
+	mutex_unlock(&fwh_cache.lock);
+	queue_delayed_work(fwh_cache.wq, &e->helper_timeout,
+			   msecs_to_jiffies(ms));
+
 	r = request_firmware_nowait(THIS_MODULE, FW_ACTION_NOUEVENT, e->name,
-				    &e->dev, GFP_KERNEL, &load,
-				    fwh_userspace_loaded);
-	if (r)
-		return r;
-	wait_for_completion(&load.done);
-	*fw = load.fw;
-	return load.fw ? 0 : -ENOENT;
+				    &e->dev, GFP_KERNEL, e, fwh_entry_asked);
+	if (r) {
+		cancel_delayed_work_sync(&e->helper_timeout);
+		mutex_lock(&fwh_cache.lock);
+		e->asking = false;
+		mutex_unlock(&fwh_cache.lock);
+		fwh_entry_loaded(e, NULL, r);
+		put_device(&e->dev);
+	}
 }
 
 static void fwh_entry_load(struct work_struct *work)
@@ -211,14 +299,17 @@ static void fwh_entry_load(struct work_struct *work)
 	 * Otherwise, when a helper said it answers, a name the direct loader
 	 * missed is asked of it through the custom fallback.
 	 */
-	if (!listed)
+	if (!listed) {
 		r = -ECANCELED;
-	else if (READ_ONCE(fwh_userspace_fallback))
-		r = fwh_entry_load_userspace(e, &fw);
-	else
+	} else if (READ_ONCE(fwh_userspace_fallback)) {
+		fwh_entry_ask_userspace(e);
+		goto out_put;
+	} else {
 		r = firmware_request_nowarn(&fw, e->name, &e->dev);
+	}
 	fwh_entry_loaded(e, fw, r);
 
+out_put:
 	put_device(&e->dev);	/* taken when queued */
 }
 
@@ -242,6 +333,7 @@ static struct fwh_entry *fwh_entry_new(const char *name)
 	memcpy(e->name, name, len + 1);
 	INIT_LIST_HEAD(&e->node);
 	INIT_WORK(&e->load_work, fwh_entry_load);
+	INIT_DELAYED_WORK(&e->helper_timeout, fwh_entry_helper_timeout);
 	e->state = FWH_ENTRY_LOADING;
 
 	/* From here on the device's release frees the entry. */
@@ -265,7 +357,7 @@ static struct fwh_entry *fwh_entry_new(const char *name)
  */
 int fwh_entry_cache(const char *name)
 {
-	struct fwh_entry *e, *stale = NULL;
+	struct fwh_entry *e, *stale, *fresh;
 	int r;
 
 	r = fwh_name_check(name);
@@ -278,26 +370,38 @@ int fwh_entry_cache(const char *name)
 		goto out_unlock;
 	}
 
-	e = fwh_entry_find(name);
-	if (e && e->state != FWH_ENTRY_FAILED)
+	stale = fwh_entry_find(name);
+	if (stale && stale->state != FWH_ENTRY_FAILED) {
+		stale = NULL;
 		goto out_unlock;
-	if (e) {
-		fwh_entry_unlink(e);
-		stale = e;
 	}
 
-	if (fwh_cache.nr_entries >= READ_ONCE(fwh_max_entries)) {
+	/*
+	 * A failed entry is replaced, so it makes room for its successor; it
+	 * stays listed until the successor exists, or a write that fails
+	 * here would lose its record.
+	 */
+	if (fwh_cache.nr_entries - (stale ? 1 : 0) >= READ_ONCE(fwh_max_entries)) {
 		r = -ENOSPC;
+		stale = NULL;
 		goto out_unlock;
 	}
 
-	e = fwh_entry_new(name);
-	if (IS_ERR(e)) {
-		r = PTR_ERR(e);
+	fresh = fwh_entry_new(name);
+	if (IS_ERR(fresh)) {
+		r = PTR_ERR(fresh);
+		stale = NULL;
 		goto out_unlock;
 	}
 
-	list_add_tail(&e->node, &fwh_cache.entries);
+	if (stale) {
+		/* in the place of the failed one */
+		list_add(&fresh->node, &stale->node);
+		fwh_entry_unlink(stale);
+	} else {
+		list_add_tail(&fresh->node, &fwh_cache.entries);
+	}
+	e = fresh;
 	e->listed = true;
 	fwh_cache.nr_entries++;
 	get_device(&e->dev);	/* for the load */

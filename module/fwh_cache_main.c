@@ -20,11 +20,18 @@
 struct fwh_cache fwh_cache = {
 	.lock = __MUTEX_INITIALIZER(fwh_cache.lock),
 	.entries = LIST_HEAD_INIT(fwh_cache.entries),
+	.text_lock = __MUTEX_INITIALIZER(fwh_cache.text_lock),
 };
 
-unsigned int fwh_max_entries = 64;
+/*
+ * An entry costs a device and its name, well under a page; the memory that
+ * matters is bounded by max_bytes. fw-helperd pins every name it holds in
+ * memory (devices' names first, then PrewarmFirmware=, module hints last),
+ * which may be hundreds of small images: 64 left needed names out.
+ */
+unsigned int fwh_max_entries = 1024;
 module_param_named(max_entries, fwh_max_entries, uint, 0644);
-MODULE_PARM_DESC(max_entries, "Most entries held at once (default 64)");
+MODULE_PARM_DESC(max_entries, "Most entries held at once (default 1024)");
 
 unsigned long fwh_max_bytes = 256UL << 20;
 module_param_named(max_bytes, fwh_max_bytes, ulong, 0644);
@@ -37,6 +44,17 @@ MODULE_PARM_DESC(release_delay_ms,
 
 /* Set by the helper that answers (/sys/kernel/fwh_cache/userspace_fallback). */
 bool fwh_userspace_fallback;
+
+/*
+ * The loader's custom fallback has no timeout of its own. A little above the
+ * kernel's default fallback timeout (60 s), within which fw-helperd answers
+ * or gives up: a helper that is gone is noticed before the hung task
+ * detector (120 s) would look at anything.
+ */
+unsigned int fwh_helper_timeout_ms = 65000;
+module_param_named(helper_timeout_ms, fwh_helper_timeout_ms, uint, 0644);
+MODULE_PARM_DESC(helper_timeout_ms,
+		 "Most ms a userspace_fallback load waits for the helper (default 65000)");
 
 static int __init fwh_cache_init(void)
 {

@@ -3,7 +3,7 @@
  * The control interface, /sys/kernel/fwh_cache/:
  *   cache             (w)  a firmware name: start caching it
  *   uncache           (w)  a firmware name, or "*": release it
- *   entries           (r)  one line per entry, pollable
+ *   entries           (r)  one line per entry, pollable; root only
  *   release_delay_ms  (rw) delay between a resume and the release of all
  *   userspace_fallback (rw) 1: a name the direct loader misses is asked of
  *                      the firmware helper (custom fallback, no uevent)
@@ -113,26 +113,59 @@ static ssize_t userspace_fallback_store(struct kobject *kobj,
 
 static struct kobj_attribute userspace_fallback_attr = __ATTR_RW(userspace_fallback);
 
-/* A binary attribute: the list may outgrow the single page of a text one. */
-static ssize_t entries_read(struct file *file, struct kobject *kobj,
-			    struct bin_attribute *attr, char *buf,
-			    loff_t off, size_t count)
+/*
+ * Rebuilds the text when the list changed since it was built; called with
+ * text_lock held. The generation is read first: a change while formatting
+ * leaves it behind, and the next read at offset 0 builds again.
+ */
+static int fwh_entries_text_update(void)
 {
+	long gen = atomic_long_read(&fwh_cache.gen);
 	size_t len;
 	char *text;
-	ssize_t n;
 	int r;
+
+	lockdep_assert_held(&fwh_cache.text_lock);
+	if (fwh_cache.text && fwh_cache.text_gen == gen)
+		return 0;
 
 	r = fwh_entry_format(&text, &len);
 	if (r)
 		return r;
+	kvfree(fwh_cache.text);
+	fwh_cache.text = text;
+	fwh_cache.text_len = len;
+	fwh_cache.text_gen = gen;
+	return 0;
+}
 
-	n = memory_read_from_buffer(buf, count, &off, text, len);
-	kvfree(text);
+/*
+ * A binary attribute: the list may outgrow the single page of a text one,
+ * and the kernel hands it out a page per read(). A read at offset 0 takes
+ * the list as it is now (built again only if it changed), later offsets
+ * continue that text: readers and pollers do not take the global lock each
+ * time. Only a change and another reader's read at offset 0 between two of
+ * one reader's read()s can splice two texts; the change raised POLLPRI,
+ * and the next read from the start is whole.
+ */
+static ssize_t entries_read(struct file *file, struct kobject *kobj,
+			    struct bin_attribute *attr, char *buf,
+			    loff_t off, size_t count)
+{
+	ssize_t n;
+	int r = 0;
+
+	mutex_lock(&fwh_cache.text_lock);
+	if (off == 0 || !fwh_cache.text)
+		r = fwh_entries_text_update();
+	n = r ? r : memory_read_from_buffer(buf, count, &off, fwh_cache.text,
+					    fwh_cache.text_len);
+	mutex_unlock(&fwh_cache.text_lock);
 	return n;
 }
 
-static BIN_ATTR_RO(entries, 0);
+/* Root only: fwctl asks fw-helperd, which runs as root; nobody else needs it. */
+static BIN_ATTR(entries, 0400, entries_read, NULL, 0);
 
 static struct attribute *fwh_attrs[] = {
 	&cache_attr.attr,
@@ -156,6 +189,7 @@ void fwh_sysfs_notify_entries(void)
 {
 	struct kobject *kobj = READ_ONCE(fwh_cache.kobj);
 
+	atomic_long_inc(&fwh_cache.gen);
 	if (kobj)
 		sysfs_notify(kobj, NULL, "entries");
 }
@@ -187,4 +221,6 @@ void fwh_sysfs_exit(void)
 	WRITE_ONCE(fwh_cache.kobj, NULL);
 	sysfs_remove_group(kobj, &fwh_attr_group);
 	kobject_put(kobj);
+	kvfree(fwh_cache.text);
+	fwh_cache.text = NULL;
 }

@@ -85,8 +85,11 @@ int cache_add(Cache *c, CachedBlob *blob)
 	if (!e)
 		return -ENOMEM;
 	e->blob = cached_blob_ref(blob);
-	e->next = c->entries;
-	c->entries = e;
+	if (c->last)
+		c->last->next = e;
+	else
+		c->entries = e;
+	c->last = e;
 	c->n_entries++;
 	c->bytes += blob->blob->size;
 	return 0;
@@ -116,7 +119,7 @@ uint64_t cache_clear(Cache *c)
 		cached_blob_unref(e->blob);
 		free(e);
 	}
-	c->entries = NULL;
+	c->entries = c->last = NULL;
 	c->n_entries = 0;
 	c->bytes = 0;
 	c->hits = 0;

@@ -34,7 +34,8 @@ typedef struct CacheEntry {
 } CacheEntry;
 
 typedef struct Cache {
-	CacheEntry *entries;
+	CacheEntry *entries;	/* in the order added */
+	CacheEntry *last;
 	unsigned n_entries;
 	uint64_t bytes;		/* held by the cache (blobs still streaming after a clear are not) */
 	uint64_t max_bytes;	/* PrewarmMemoryMax= */
@@ -45,7 +46,8 @@ int cache_new(uint64_t max_bytes, Cache **ret);
 Cache *cache_free(Cache *c);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Cache *, cache_free);
 
-/* Adds a reference to blob: -EEXIST when the name is held already, -ENOSPC when it does not fit. */
+/* Adds a reference to blob after those held: -EEXIST when the name is held already, -ENOSPC
+ * when it does not fit. */
 int cache_add(Cache *c, CachedBlob *blob);
 /* A new reference to name's blob, or NULL; counts a hit. */
 CachedBlob *cache_get(Cache *c, const char *name);

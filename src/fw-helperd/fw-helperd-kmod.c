@@ -39,6 +39,8 @@ struct Companion {
 /* No uevent announces the module's custom fallback requests: look, sooner first. */
 #define RESCAN_MIN_USEC (20 * USEC_PER_MSEC)
 #define RESCAN_MAX_USEC (500 * USEC_PER_MSEC)
+/* Far above what the module lists: max_entries lines of at most 255 + 64 bytes. */
+#define ENTRIES_TEXT_MAX (64U * 1024U * 1024U)
 
 static const char *const mode_table[_COMPANION_MODE_MAX] = {
 	[COMPANION_OFF] = "off",
@@ -391,6 +393,48 @@ void companion_entries_free(CompanionEntry *e, size_t n)
 	free(e);
 }
 
+/*
+ * The whole of the entries file. The kernel hands out a sysfs file a page per read(): one
+ * read() would cut the list at 4 KiB, and pin_check() and any_loading() would miss what
+ * follows. So read to the end of file.
+ */
+static int read_entries_text(const char *path, char **ret)
+{
+	_cleanup_close_ int fd = -EBADF;
+	_cleanup_free_ char *buf = NULL;
+	size_t size = 0, len = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		ssize_t n;
+
+		if (size - len < 4096 + 1) {
+			char *grown;
+
+			if (size >= ENTRIES_TEXT_MAX)
+				return -EFBIG;
+			size = size ? size * 2 : 16384;
+			grown = realloc(buf, size);
+			if (!grown)
+				return -ENOMEM;
+			buf = grown;
+		}
+		n = read(fd, buf + len, size - len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	buf[len] = 0;
+	*ret = TAKE_PTR(buf);
+	return 0;
+}
+
 int companion_entries(Companion *c, CompanionEntry **ret, size_t *ret_n)
 {
 	_cleanup_free_ char *text = NULL, *path = NULL;
@@ -404,7 +448,7 @@ int companion_entries(Companion *c, CompanionEntry **ret, size_t *ret_n)
 	path = path_join(c->dir, "entries");
 	if (!path)
 		return -ENOMEM;
-	r = read_string_at(AT_FDCWD, path, &text);
+	r = read_entries_text(path, &text);
 	if (r < 0)
 		return r;
 	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
@@ -490,10 +534,27 @@ static int watch_entries(Companion *c, usec_t deadline)
 				 on_pin_deadline, c);
 }
 
+/* The module holds max_entries images at most: names (the least needed, they come last)
+ * that found no room are told, for an admin to raise it. */
+static void log_not_pinned(char **names, unsigned pinned)
+{
+	_cleanup_free_ char *joined = strv_join(names, " ");
+	LogEntry e = {};
+
+	log_entry_add(&e, "FW_MODULE=%s", COMPANION_MODULE_NAME);
+	log_entry_add(&e, "FW_MODULE_STATUS=full");
+	log_entry_add(&e, "FW_MODULE_NOT_PINNED=%s", joined ?: "");
+	log_entry_add(&e, "FW_MODULE_NOT_PINNED_COUNT=%zu", strv_length(names));
+	log_entry_send(&e, LOG_NOTICE, -ENOSPC, FW_MESSAGE_MODULE,
+		       "Companion module %s is full (max_entries) after %u names, %zu not pinned: %s",
+		       COMPANION_MODULE_NAME, pinned, strv_length(names), joined ?: "?");
+}
+
 int companion_pin(Companion *c, char *const *names, usec_t deadline, companion_pinned_t done,
 		  void *userdata)
 {
 	_cleanup_close_ int dirfd = -EBADF;
+	_cleanup_strv_free_ char **full = NULL;
 	unsigned asked = 0;
 	int r;
 
@@ -506,13 +567,21 @@ int companion_pin(Companion *c, char *const *names, usec_t deadline, companion_p
 	c->pinning = strv_copy(names);
 	if (!c->pinning)
 		return -ENOMEM;
+	/* The module switches it off when a load of its went unanswered (we were stopped,
+	 * say, or too slow): we answer now. */
+	if (c->answering)
+		(void)set_userspace_fallback(c, true);
 	for (char *const *n = names; n && *n; n++) {
 		r = write_string_at(dirfd, "cache", *n);
+		if (r == -ENOSPC && strv_extend(&full, *n) < 0)
+			return -ENOMEM;
 		if (r < 0)
 			log_debug_errno(r, "Companion module refused to pin %s: %m", *n);
 		else
 			asked++;
 	}
+	if (full)
+		log_not_pinned(full, asked);
 	c->done = done;
 	c->userdata = userdata;
 	r = watch_entries(c, deadline);

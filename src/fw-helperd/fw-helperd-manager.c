@@ -421,7 +421,8 @@ static void request_done(void *userdata)
 	if (req->timed_out && req->result != REQUEST_SERVED)
 		req->result = REQUEST_TIMEOUT;
 	unlink_request(m, req);
-	if (req->ino != 0)
+	/* The rescan below for a request gone for want of a file must be free to take it again. */
+	if (req->ino != 0 && request_settled(req))
 		m->answered_inos[m->answered_next++ % ELEMENTSOF(m->answered_inos)] = req->ino;
 	sleep_request_done(m->sleep, req);
 	count_completion(m, req);

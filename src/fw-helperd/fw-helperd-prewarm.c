@@ -254,23 +254,15 @@ static int prewarm_submit(Sleep *s, PrewarmBatch *b, const char *name)
 	return 0;
 }
 
-/* Rank in the queue: what devices asked for first, then what the admin named, hints last. */
-static unsigned rank(const RegistryEntry *e)
-{
-	if (e->sources & REGISTRY_SERVED)
-		return 0;
-	return e->sources & REGISTRY_CONFIG ? 1 : 2;
-}
-
 /*
  * Queued by rank, so that when memory runs short what is surely needed is held: a module
  * may list hundreds of names (every chip it drives), a device asked for one of them.
  */
 static void submit_all(Sleep *s, PrewarmBatch *b)
 {
-	for (unsigned pass = 0; pass < 3; pass++)
+	for (unsigned pass = 0; pass < REGISTRY_RANKS; pass++)
 		for (RegistryEntry *e = s->registry->entries; e; e = e->next) {
-			if (rank(e) != pass)
+			if (registry_rank(e) != pass)
 				continue;
 			if (cache_contains(s->cache, e->name)) {
 				(void)strv_extend(&b->cached, e->name);

@@ -192,6 +192,31 @@ void registry_set_size(Registry *r, const char *name, uint64_t size)
 		r->dirty = true;
 }
 
+unsigned registry_rank(const RegistryEntry *e)
+{
+	if (e->sources & REGISTRY_SERVED)
+		return 0;
+	return e->sources & REGISTRY_CONFIG ? 1 : 2;
+}
+
+int registry_names_by_rank(Registry *r, bool (*keep)(const char *name, void *userdata),
+			   void *userdata, char ***ret)
+{
+	char **names = NULL;
+
+	for (unsigned rank = 0; rank < REGISTRY_RANKS; rank++)
+		for (RegistryEntry *e = r->entries; e; e = e->next) {
+			if (registry_rank(e) != rank || (keep && !keep(e->name, userdata)))
+				continue;
+			if (strv_extend(&names, e->name) < 0) {
+				strv_free(names);
+				return -ENOMEM;
+			}
+		}
+	*ret = names;
+	return 0;
+}
+
 const char *registry_sources_to_string(unsigned sources)
 {
 	static const char *const table[8] = {

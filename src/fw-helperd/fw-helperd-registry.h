@@ -58,6 +58,19 @@ int registry_set_source(Registry *r, RegistrySource source, char *const *names);
 
 void registry_set_size(Registry *r, const char *name, uint64_t size);
 
+/* How surely a name is needed: 0 a device asked for it, 1 the admin named it, 2 a hint. */
+#define REGISTRY_RANKS 3
+unsigned registry_rank(const RegistryEntry *e);
+
+/*
+ * The names for which keep() says true (keep NULL: all), those devices asked for first, then
+ * those configured, hints last; each rank oldest first. A module may hint at hundreds of
+ * names (every chip it drives) where a device asked for one: when room runs short, what is
+ * surely needed must come first. 0 or -ENOMEM; *ret may be NULL (no names).
+ */
+int registry_names_by_rank(Registry *r, bool (*keep)(const char *name, void *userdata),
+			   void *userdata, char ***ret);
+
 /* "served", "hint", "config", or a comma-separated combination; a static string. */
 const char *registry_sources_to_string(unsigned sources);
 

@@ -139,6 +139,27 @@ const char *request_outcome(const Request *r)
 	}
 }
 
+/* "-1"; a request that cannot be told is gone, and its error is why it cannot. */
+static void abort_or_gone(Request *r)
+{
+	int q = fw_stream_abort(r->sysfs_dir);
+
+	if (q < 0) {
+		r->result = REQUEST_GONE;
+		r->error = q;
+	}
+}
+
+bool request_settled(const Request *r)
+{
+	/*
+	 * -ENODEV: the kernel is done with it (timed out, aborted), the directory only lingers
+	 * until it is deleted. -ENOENT: a file of it is missing, which is also how a request
+	 * looks while the kernel still adds its attributes: not done with at all.
+	 */
+	return !(r->result == REQUEST_GONE && r->error == -ENOENT);
+}
+
 /* Finds the blob; on any failure the kernel is told "-1" here, at once. */
 void request_run(Request *r)
 {
@@ -173,8 +194,7 @@ void request_run(Request *r)
 		/* the candidate that failed is the last one looked at */
 		if (e != -ENOENT && r->tried && *r->tried)
 			r->path = strdup(r->tried[strv_length(r->tried) - 1]);
-		if (fw_stream_abort(r->sysfs_dir) < 0)
-			r->result = REQUEST_GONE;
+		abort_or_gone(r);
 		goto out;
 	}
 	serve = blob;
@@ -187,8 +207,7 @@ found:
 	if (e < 0) {
 		r->error = e;
 		r->result = e == -EACCES ? REQUEST_UNVERIFIED : REQUEST_FAILED;
-		if (fw_stream_abort(r->sysfs_dir) < 0)
-			r->result = REQUEST_GONE;
+		abort_or_gone(r);
 		goto out;
 	}
 	n = fw_stream_serve(r->sysfs_dir, serve, r->deadline, &r->cancel,

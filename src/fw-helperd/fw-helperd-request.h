@@ -97,5 +97,11 @@ void request_run(Request *r);
  */
 bool request_device_gone(const char *sysfs_dir);
 
+/*
+ * Whether the kernel is done with a finished request's directory: false for one that went
+ * "gone" for want of a file (-ENOENT), which may be there yet, to be taken again by a scan.
+ */
+bool request_settled(const Request *r);
+
 /* How a request that was not served ended, for the message of its journal entry. */
 const char *request_outcome(const Request *r);

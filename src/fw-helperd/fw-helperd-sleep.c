@@ -344,12 +344,24 @@ static int on_module_timeout(sd_event_source *source, uint64_t usec, void *userd
 	return 0;
 }
 
-static char **cached_names(Cache *c)
+static bool held(const char *name, void *userdata)
+{
+	return cache_contains(userdata, name);
+}
+
+/*
+ * What the module is to pin, most surely needed first (registry_names_by_rank()): it takes
+ * only so many (max_entries), and the order in which names finished reading says nothing.
+ * Names held but no longer in the registry (their device went meanwhile) come last.
+ */
+static char **names_to_pin(Sleep *s)
 {
 	char **names = NULL;
 
-	for (CacheEntry *e = c->entries; e; e = e->next)
-		if (strv_extend(&names, e->blob->name) < 0) {
+	if (registry_names_by_rank(s->registry, held, s->cache, &names) < 0)
+		return NULL;
+	for (CacheEntry *e = s->cache->entries; e; e = e->next)
+		if (!strv_contains(names, e->blob->name) && strv_extend(&names, e->blob->name) < 0) {
 			strv_free(names);
 			return NULL;
 		}
@@ -358,7 +370,7 @@ static char **cached_names(Cache *c)
 
 void sleep_prewarm_done(Sleep *s, bool for_sleep, SleepState before, usec_t deadline)
 {
-	_cleanup_strv_free_ char **names = cached_names(s->cache);
+	_cleanup_strv_free_ char **names = names_to_pin(s);
 	int r;
 
 	if (s->cache->n_entries > 0) {

@@ -75,6 +75,31 @@ static void test_budget(void)
 	check(cache_contains(c, "c") && !cache_contains(c, "b"), "contents as expected");
 }
 
+/* The order added is the order walked: prewarm ranks what it reads, the pin keeps it. */
+static void test_order(void)
+{
+	_cleanup_(cache_freep) Cache *c = NULL;
+	const char *want[] = { "first", "second", "third" };
+	size_t i = 0;
+
+	check(cache_new(1000, &c) == 0, "new cache");
+	for (size_t k = 0; k < ELEMENTSOF(want); k++) {
+		_cleanup_(cached_blob_unrefp) CachedBlob *b = new_cached(want[k], 10);
+
+		check(cache_add(c, b) == 0, want[k]);
+	}
+	for (CacheEntry *e = c->entries; e; e = e->next, i++)
+		check(i < ELEMENTSOF(want) && strcmp(e->blob->name, want[i]) == 0, "walked in the order added");
+	check(i == 3, "three entries walked");
+	cache_clear(c);
+	{
+		_cleanup_(cached_blob_unrefp) CachedBlob *b = new_cached("again", 10);
+
+		check(cache_add(c, b) == 0 && c->entries == c->last && !c->entries->next,
+		      "added after a clear: alone");
+	}
+}
+
 static char *temp_file(size_t size)
 {
 	char tmpl[] = "/tmp/test-cache-XXXXXX";
@@ -137,6 +162,7 @@ int main(void)
 {
 	test_refcount();
 	test_budget();
+	test_order();
 	test_read_into_memory();
 	printf("%u failed\n", n_failed);
 	return n_failed ? EXIT_FAILURE : EXIT_SUCCESS;

@@ -78,6 +78,36 @@ static void test_sources(void)
 	      "empty config: nothing left");
 }
 
+static bool not_skipped(const char *name, void *userdata)
+{
+	return strcmp(name, userdata) != 0;
+}
+
+/* What is pinned when room runs short: devices' names first, then configured, hints last. */
+static void test_rank(void)
+{
+	_cleanup_(registry_freep) Registry *r = NULL;
+	char *hints[] = { "hint1.bin", "hint2.bin", "dev2.bin", NULL };
+	char *config[] = { "conf.bin", NULL };
+	/* dev2.bin was known as a hint before it was served: oldest in its rank */
+	const char *want[] = { "dev2.bin", "dev1.bin", "conf.bin", "hint1.bin", "hint2.bin" };
+	_cleanup_strv_free_ char **names = NULL, **kept = NULL;
+
+	check(registry_new(NULL, &r) == 0, "new registry");
+	/* hints known first (at start), as on a real system */
+	check(registry_set_source(r, REGISTRY_HINT, hints) == 0, "hints");
+	check(registry_set_source(r, REGISTRY_CONFIG, config) == 0, "config");
+	check(registry_record(r, "dev1.bin", "/devices/a", 1) == 1, "dev1 served");
+	check(registry_record(r, "dev2.bin", "/devices/b", 1) == 1, "dev2 served (also hinted)");
+	check(registry_names_by_rank(r, NULL, NULL, &names) == 0, "ranked");
+	check(strv_length(names) == ELEMENTSOF(want), "every name once");
+	for (size_t i = 0; i < ELEMENTSOF(want); i++)
+		check(names && names[i] && strcmp(names[i], want[i]) == 0, want[i]);
+	check(registry_names_by_rank(r, not_skipped, "conf.bin", &kept) == 0 && strv_length(kept) == 4 &&
+		      !strv_contains(kept, "conf.bin") && strcmp(kept[2], "hint1.bin") == 0,
+	      "filtered, order kept");
+}
+
 static bool present_only_a(const char *devpath, void *userdata)
 {
 	return strcmp(devpath, "/devices/a") == 0;
@@ -150,6 +180,7 @@ int main(void)
 {
 	test_references();
 	test_sources();
+	test_rank();
 	test_persistence();
 	printf("%u failed\n", n_failed);
 	return n_failed ? EXIT_FAILURE : EXIT_SUCCESS;

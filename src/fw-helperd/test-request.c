@@ -77,6 +77,61 @@ static void test_outcome(void)
 	check(!request_reason_to_string(_REQUEST_REASON_MAX), "reason: out of range");
 }
 
+/* Runs a request for fw.bin (in $R/fw) against the fixture directory $R/<dir>. */
+static Request *run_request(const char *root, const char *dir)
+{
+	char sysfs_dir[256], fw_root[256];
+	char *roots[] = { fw_root, NULL };
+	Request *r = NULL;
+
+	snprintf(sysfs_dir, sizeof(sysfs_dir), "%s/%s", root, dir);
+	snprintf(fw_root, sizeof(fw_root), "%s/fw", root);
+	if (request_new("fw.bin", dir, sysfs_dir, NULL, &r) < 0)
+		return NULL;
+	r->roots = strv_copy(roots);
+	r->max_size = 1 << 20;
+	r->deadline = USEC_INFINITY;
+	request_run(r);
+	return r;
+}
+
+/*
+ * A request that went "gone" because a file of it was missing may be one the kernel is
+ * still setting up (the directory comes before its attributes): the manager must be free
+ * to take it again on the rescan that follows, so it is not settled. One the kernel was
+ * done with (-ENODEV) or that was answered is.
+ */
+static void test_settled(const char *root)
+{
+	Request *r;
+
+	run("mkdir -p $R/fw $R/early $R/served && head -c 5000 /dev/urandom >$R/fw/fw.bin");
+	run(": >$R/early/loading"); /* data not there yet */
+	run(": >$R/served/loading && : >$R/served/data");
+
+	r = run_request(root, "early");
+	check(r && r->result == REQUEST_GONE && r->error == -ENOENT, "early: gone, no data file");
+	check(r && !request_settled(r), "early: not settled, a rescan may take it");
+	request_free(r);
+
+	run("rm $R/fw/fw.bin && rm $R/early/loading");
+	r = run_request(root, "early");
+	check(r && r->result == REQUEST_GONE && r->error == -ENOENT, "missing, abort found no loading: gone");
+	check(r && !request_settled(r), "missing and no loading: not settled");
+	request_free(r);
+
+	run("head -c 5000 /dev/urandom >$R/fw/fw.bin");
+	r = run_request(root, "served");
+	check(r && r->result == REQUEST_SERVED, "served");
+	check(r && request_settled(r), "served: settled");
+	request_free(r);
+
+	r = &(Request){ .result = REQUEST_GONE, .error = -ENODEV };
+	check(request_settled(r), "gone with -ENODEV (the kernel ended it): settled");
+	r = &(Request){ .result = REQUEST_MISSING, .error = -ENOENT };
+	check(request_settled(r), "missing, answered -1: settled");
+}
+
 int main(void)
 {
 	char root[] = "/tmp/test-request-XXXXXX";
@@ -86,6 +141,7 @@ int main(void)
 	test_glue(root);
 	test_class_parent(root);
 	test_outcome();
+	test_settled(root);
 	run("rm -rf $R");
 	return n_failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -67,6 +67,19 @@ echo fwh-test/basic.bin >"$FWH_FC/cache" && echo fwh-test/late.bin >"$FWH_FC/cac
 err=$(write_fmt "$FWH_FC/cache" 'fwh-test/with space.bin') && fail "third entry accepted"
 assert_eq "$err" "No space left on device" "third entry"
 echo '*' >"$FWH_FC/uncache"
+info "a failed entry tried again without room keeps its record"
+echo fwh-test/gone.bin >"$FWH_FC/cache" && echo fwh-test/basic.bin >"$FWH_FC/cache" || fail "cache two"
+wait_entry 10 fwh-test/gone.bin "failed 0 -2"
+echo 1 >/sys/module/fwh_cache/parameters/max_entries
+err=$(write_fmt "$FWH_FC/cache" 'fwh-test/gone.bin') && fail "retry over max_entries accepted"
+assert_eq "$err" "No space left on device" "retry over max_entries"
+assert_eq "$(entry fwh-test/gone.bin)" "failed 0 -2" "failed entry after a refused retry"
+assert_eq "$(wc -l <"$FWH_FC/entries")" 2 "entries after a refused retry"
+echo 2 >/sys/module/fwh_cache/parameters/max_entries
+echo fwh-test/gone.bin >"$FWH_FC/cache" || fail "retry with room"
+wait_entry 10 fwh-test/gone.bin "failed 0 -2"
+assert_eq "$(sed -n 1p "$FWH_FC/entries")" "failed 0 -2 fwh-test/gone.bin" "retried entry keeps its place"
+echo '*' >"$FWH_FC/uncache"
 echo 64 >/sys/module/fwh_cache/parameters/max_entries
 echo 13000 >/sys/module/fwh_cache/parameters/max_bytes
 echo fwh-test/basic.bin >"$FWH_FC/cache"

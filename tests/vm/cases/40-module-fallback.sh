@@ -44,6 +44,9 @@ if systemctl cat fw-helperd >/dev/null 2>&1; then
 	systemctl stop fw-helperd
 	systemctl mask --runtime -q fw-helperd
 	at_exit "systemctl unmask --runtime -q fw-helperd"
+	# fw-helperd's own 50-firmware.rules (in /etc, above the /run mask) would have its
+	# guard answer -1 for the masked daemon: this case answers by hand instead
+	install_udev_rule 00-fwh-vmtest-by-hand.rules 'SUBSYSTEM=="firmware", ENV{FW_HELPERD_IGNORE}="1"'
 fi
 echo fwh-test/userspace-only.bin >"$FWH_FC/cache"
 req=/sys/class/firmware/fwh-test!userspace-only.bin
