@@ -8,12 +8,19 @@
 . /usr/lib/fwh-vmtest/sleep.sh
 . /usr/lib/fwh-vmtest/pkg.sh
 
-say() { printf '\n== %s\n' "$*"; }
-show() { sed 's/^/   /'; }
-run() { printf '   $ %s\n' "$*"; "$@" 2>&1 | show; }
+# Everything told goes to the case's output and, live, to the result port, where
+# run-disk.sh --narrate picks out the "demo| " lines.
+tell() {
+	printf '%s\n' "$*"
+	[ -w /dev/ttyS1 ] && printf 'demo| %s\n' "$*" >/dev/ttyS1
+	return 0
+}
+say() { tell ""; tell "== $*"; }
+show() { while IFS= read -r line; do tell "   $line"; done; }
+run() { tell "   \$ $*"; "$@" 2>&1 | show; }
 
 say "A Debian 12 machine booted from its disk: $(uname -r), systemd $(systemctl --version | sed -n '1s/systemd \([0-9]*\).*/\1/p')"
-printf '   before: %s is udev'"'"'s stub; force_sysfs_fallback=%s\n' "$FWH_RULE" "$(cat "$FWH_FORCE")"
+tell "   before: $FWH_RULE is udev's stub; force_sysfs_fallback=$(cat "$FWH_FORCE")"
 show <"$FWH_RULE"
 
 say "1. Install the fw-helperd package"
@@ -22,8 +29,8 @@ run dpkg -i "$deb"
 run dpkg-divert --list '*50-firmware.rules'
 run sysctl kernel.firmware_config.force_sysfs_fallback
 run systemctl is-active fw-helperd.service
-echo "   (fwh-cache-dkms, the companion module, is left out here: DKMS builds it in the VM,"
-echo "   which takes minutes under emulation; tests/run-all.sh installs and tests it)"
+tell "   (fwh-cache-dkms, the companion module, is left out here: DKMS builds it in the VM,"
+tell "   which takes minutes under emulation; tests/run-all.sh installs and tests it)"
 
 say "2. One drop-in names /srv/firmware, which holds Debian's real e100 image (not /lib/firmware)"
 mkdir -p "$FWH_FW_DIR/e100" /etc/fw-helperd/fw-helperd.conf.d
@@ -42,7 +49,7 @@ journal_mark
 run busybox ip link set "$nic" up
 wait_until 20 sh -c "journalctl -q -b -u fw-helperd.service FIRMWARE=e100/d101s_ucode.bin | grep -q ." || true
 dmesg | grep -E 'e100|d101s' | tail -n 4 | show
-echo "   the journal entry fw-helperd wrote for it:"
+tell "   the journal entry fw-helperd wrote for it:"
 journalctl -q -b -u fw-helperd.service FIRMWARE=e100/d101s_ucode.bin -o verbose \
 	| grep -E '^ *(MESSAGE|FIRMWARE|DEVPATH|FW_RESULT|FW_PATH|FW_SIZE|FW_EVENT|FW_DURATION_USEC)=' | show
 journalctl -q -b -u fw-helperd.service FIRMWARE=e100/d101s_ucode.bin FW_RESULT=served | grep -q . \
@@ -61,20 +68,20 @@ journal_mark
 suspend_start
 wait_resumed 120 || fail "the suspend cycle did not end"
 journal_since_mark MESSAGE_ID=$MSG_PREWARMED -o cat | show
-echo "   daemon: $(sleep_state), $(fwh_prop CacheEntries) images held in memory"
+tell "   daemon: $(sleep_state), $(fwh_prop CacheEntries) images held in memory"
 run rm "$FWH_FW_DIR/demo.bin"
-echo "   (the kernel's own firmware cache answers for 10 s after resume; then the driver's"
-echo "   request reaches fw-helperd)"
+tell "   (the kernel's own firmware cache answers for 10 s after resume; then the driver's"
+tell "   request reaches fw-helperd)"
 sleep 11
 journal_mark
 ms=$(trigger_ms demo.bin) || fail "demo.bin not answered after resume"
 readback got
 cmp -s got demo.ref || fail "demo.bin: wrong bytes"
-echo "   demo.bin answered in $ms ms, byte for byte, with its file gone from disk:"
+tell "   demo.bin answered in $ms ms, byte for byte, with its file gone from disk:"
 journal_since_mark MESSAGE_ID=$MSG_SERVED FIRMWARE=demo.bin -o verbose \
 	| grep -E '^ *(MESSAGE|FW_SOURCE|FW_SIZE)=' | show
 [ "$(entry_field FW_SOURCE MESSAGE_ID=$MSG_SERVED FIRMWARE=demo.bin)" = cache ] || fail "not served from memory"
 
 say "Done: installed from its package, a real driver served at once, the journal says what"
-echo "   happened, and after suspend a request was answered from memory."
+tell "   happened, and after suspend a request was answered from memory."
 rm -f /etc/fw-helperd/fw-helperd.conf.d/50-demo.conf
