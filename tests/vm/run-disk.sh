@@ -49,6 +49,8 @@ done
 . "$here/bed.sh"
 bed_rundir "disk-$series"
 max_boots=${FWH_VM_MAX_BOOTS:-6}
+# dkms builds the module in the guest, under TCG: minutes on a busy host.
+case_timeout=${FWH_VM_CASE_TIMEOUT:-900}
 
 # --- image (cached) ------------------------------------------------------------
 disk_env=$("$here/disk.sh" "$series") || setup_failed "disk.sh $series"

@@ -1,0 +1,24 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Never a stall (e): the daemon crashing until systemd gives up on it
+# (start-limit-hit): a request is then answered -1 within 1 s.
+. /usr/lib/fwh-vmtest/lib.sh
+. /usr/lib/fwh-vmtest/pkg.sh
+need_installed
+setup_test_firmware_stock
+
+at_exit 'systemctl reset-failed fw-helperd.service; systemctl start fw-helperd.service'
+i=0
+until [ "$(systemctl show -P Result fw-helperd.service)" = start-limit-hit ]; do
+	i=$((i + 1))
+	[ $i -le 30 ] || fail "no start-limit-hit after 30 SIGSEGVs (Result=$(systemctl show -P Result fw-helperd.service))"
+	if systemctl is-active -q fw-helperd.service; then
+		systemctl kill -s SEGV fw-helperd.service
+	else
+		# Restarted by its own unit or by a request; else by hand.
+		systemctl start fw-helperd.service 2>/dev/null || true
+	fi
+	sleep 0.5
+done
+info "start-limit-hit after $i SIGSEGV(s): $(systemctl is-active fw-helperd.service)"
+assert_answered fwh-missing-limit.bin failed 1000 "request after start-limit-hit"
