@@ -10,6 +10,7 @@ packages="
   dbus python3 python3-dbus python3-dbusmock python3-gi
   xz-utils zstd cpio kmod dwarves
   qemu-system-x86 mmdebstrap debian-archive-keyring
+  qemu-utils e2fsprogs
 "
 
 missing=$(dpkg-query -W -f='${Package} ${db:Status-Status}\n' $packages 2>/dev/null \
