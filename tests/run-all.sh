@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 # Sets up what is needed and runs every test: unit and host integration (meson), a short
-# fuzzing run of every fuzz target, and the real-kernel VM suite on Debian's 6.1 and 6.12.
+# fuzzing run of every fuzz target, the Debian packages' build with lintian, and the
+# real-kernel VM suite on Debian's 6.1 and 6.12.
 # Ends with one line "N passed, N failed".
 #
 #   FWH_SKIP_VM=1      skip the VM suite (quick local runs)
@@ -71,6 +72,13 @@ if ninja -C build-fuzz $(printf 'src/fw-helperd/%s ' $fuzz_targets); then
 else
 	count "fuzz-build" 1
 fi
+
+step "Debian packages (tests/pkg/build.sh)"
+# The previous build (build-deb/prev/) is for the VM suite's upgrade test only.
+pkg_args=()
+[ -n "${FWH_SKIP_VM:-}" ] || pkg_args=(--with-prev)
+"$top/tests/pkg/build.sh" "${pkg_args[@]}"
+count "deb-build" $?
 
 if [ -z "${FWH_SKIP_VM:-}" ]; then
 	for k in ${FWH_VM_KERNELS:-6.1 6.12}; do

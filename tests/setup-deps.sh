@@ -1,6 +1,7 @@
 #!/bin/sh
-# Installs every Debian 12 package that building fw-helperd, its module and running
-# every test (unit, host integration, VM) needs. Idempotent; run as root.
+# Installs every Debian 12 package that building fw-helperd, its module and its Debian
+# packages and running every test (unit, host integration, VM) needs. Idempotent; run
+# as root.
 set -eu
 
 packages="
@@ -10,6 +11,7 @@ packages="
   dbus python3 python3-dbus python3-dbusmock python3-gi
   xz-utils zstd cpio kmod dwarves
   qemu-system-x86 mmdebstrap debian-archive-keyring
+  git dpkg-dev debhelper dh-dkms lintian
 "
 
 missing=$(dpkg-query -W -f='${Package} ${db:Status-Status}\n' $packages 2>/dev/null \
