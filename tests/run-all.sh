@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 # Sets up what is needed and runs every test: unit and host integration (meson), a short
-# fuzzing run of every fuzz target, and the real-kernel VM suites on Debian's 6.1 and 6.12:
-# the fast bed (the build in a RAM root) and the disk bed (the .debs on an installed Debian).
+# fuzzing run of every fuzz target, the Debian packages' build with lintian, and the
+# real-kernel VM suites on Debian's 6.1 and 6.12: the fast bed (the build in a RAM root)
+# and the disk bed (those .debs on an installed Debian).
 # Ends with one line "N passed, N failed".
 #
 #   FWH_SKIP_VM=1      skip the VM suites (quick local runs)
@@ -73,6 +74,15 @@ if ninja -C build-fuzz $(printf 'src/fw-helperd/%s ' $fuzz_targets); then
 else
 	count "fuzz-build" 1
 fi
+
+step "Debian packages (tests/pkg/build.sh)"
+# The previous build (build-deb/prev/) is for the VM suite's upgrade test only.
+pkg_args=()
+[ -n "${FWH_SKIP_VM:-}" ] || pkg_args=(--with-prev)
+"$top/tests/pkg/build.sh" "${pkg_args[@]}"
+count "deb-build" $?
+# The disk bed boots these rather than building its own.
+export FWH_VM_DEBS=$top/build-deb
 
 # vm_suite NAME CMD...: one VM run, each of its cases counted from its summary line.
 vm_suite() {

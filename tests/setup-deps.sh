@@ -1,6 +1,7 @@
 #!/bin/sh
-# Installs every Debian 12 package that building fw-helperd, its module and running
-# every test (unit, host integration, VM) needs. Idempotent; run as root.
+# Installs every Debian 12 package that building fw-helperd, its module and its Debian
+# packages and running every test (unit, host integration, VM) needs. Idempotent; run
+# as root.
 set -eu
 
 packages="
@@ -11,6 +12,7 @@ packages="
   xz-utils zstd cpio kmod dwarves
   qemu-system-x86 mmdebstrap debian-archive-keyring
   qemu-utils e2fsprogs
+  git dpkg-dev debhelper dh-dkms lintian
 "
 
 missing=$(dpkg-query -W -f='${Package} ${db:Status-Status}\n' $packages 2>/dev/null \
