@@ -11,8 +11,8 @@
 # initrd to boot are read back from the image with debugfs.
 #
 # Cached in $FWH_CACHE/disk/<series>-<hash>/, the hash covering this script,
-# image.sh, both package lists, the baked-in guest files, the host's apt
-# entries and the kernel package version. Prints DISK_IMAGE (raw, never
+# image.sh, the package set of both lists with the kernel packages at their
+# version, the baked-in guest files and the host's apt entries. Prints DISK_IMAGE (raw, never
 # written by a run: boot a qcow2 overlay on it), DISK_VMLINUZ, DISK_INITRD,
 # KRELEASE, KPKGVER.
 set -eu
@@ -39,9 +39,11 @@ packages=$(package_list "$here/rootfs.packages" "$here/disk.packages"),$IMAGE_PK
 sources=$(host_sources)
 [ -n "$sources" ] || die "no apt entries for $codename in /etc/apt/sources.list{,.d}"
 
+# The package set, not the lists' text: a comment or a package named in
+# both lists does not rebuild the image.
 # shellcheck disable=SC2086 # $baked: paths without blanks
-hash=$( { cat "$0" "$here/image.sh" "$here/rootfs.packages" "$here/disk.packages" $baked
-	echo "$sources"; echo "$IMAGE_PKG $HEADERS_PKG $KPKGVER"; } | sha256sum | cut -c1-16)
+hash=$( { cat "$0" "$here/image.sh" $baked; echo "$packages"; echo "$sources"; } \
+	| sha256sum | cut -c1-16)
 dir=$cache/$series-$hash
 
 if [ ! -f "$dir/disk.env" ]; then
