@@ -6,6 +6,7 @@
 #include "config.h"
 #include "fw-helperd-bus.h"
 #include "fw-helperd-manager.h"
+#include "fw-helperd-polkit.h"
 #include "fw-helperd-sleep.h"
 #include "json.h"
 #include "log.h"
@@ -109,25 +110,6 @@ static int property_get_cache_bytes(sd_bus *bus, const char *path, const char *i
 	return sd_bus_message_append(reply, "t", m->sleep->cache->bytes);
 }
 
-/* State changes are root's: the policy file says so, and so does this, from the sender's creds. */
-static int check_root(sd_bus_message *message, sd_bus_error *error)
-{
-	_cleanup_(sd_bus_creds_unrefp) sd_bus_creds *creds = NULL;
-	uid_t euid;
-	int r;
-
-	r = sd_bus_query_sender_creds(message, SD_BUS_CREDS_EUID | SD_BUS_CREDS_AUGMENT, &creds);
-	if (r < 0)
-		return r;
-	r = sd_bus_creds_get_euid(creds, &euid);
-	if (r < 0)
-		return r;
-	if (euid != 0)
-		return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED,
-					"Only root may change fw-helperd's state.");
-	return 0;
-}
-
 static int method_describe(sd_bus_message *message, void *userdata, sd_bus_error *error)
 {
 	_cleanup_free_ char *json = NULL;
@@ -140,45 +122,50 @@ static int method_describe(sd_bus_message *message, void *userdata, sd_bus_error
 	return sd_bus_reply_method_return(message, "s", json);
 }
 
-static int method_reload(sd_bus_message *message, void *userdata, sd_bus_error *error)
+/* State changes are authorised through polkit (root passes without asking): see
+ * fw-helperd-polkit.h and the actions in org.fwhelperd1.policy. */
+static int reload_authorized(sd_bus_message *message, void *userdata, sd_bus_error *error)
 {
 	Manager *m = userdata;
-	int r;
 
-	r = check_root(message, error);
-	if (r < 0)
-		return r;
-	r = manager_reload(m);
-	if (r < 0)
+	if (manager_reload(m) < 0)
 		return sd_bus_error_set(error, SD_BUS_ERROR_INVALID_ARGS,
 					"Configuration is invalid, previous one kept (see the journal).");
 	return sd_bus_reply_method_return(message, NULL);
 }
 
-static int method_rescan(sd_bus_message *message, void *userdata, sd_bus_error *error)
+static int method_reload(sd_bus_message *message, void *userdata, sd_bus_error *error)
+{
+	return polkit_authorize(message, "org.fwhelperd1.reload", reload_authorized, userdata, error);
+}
+
+static int rescan_authorized(sd_bus_message *message, void *userdata, sd_bus_error *error)
 {
 	Manager *m = userdata;
 	int r;
 
-	r = check_root(message, error);
-	if (r < 0)
-		return r;
 	r = manager_rescan(m);
 	if (r < 0)
 		return r;
 	return sd_bus_reply_method_return(message, "u", (uint32_t)r);
 }
 
-static int method_prewarm(sd_bus_message *message, void *userdata, sd_bus_error *error)
+static int method_rescan(sd_bus_message *message, void *userdata, sd_bus_error *error)
+{
+	return polkit_authorize(message, "org.fwhelperd1.rescan", rescan_authorized, userdata, error);
+}
+
+static int prewarm_authorized(sd_bus_message *message, void *userdata, sd_bus_error *error)
 {
 	Manager *m = userdata;
-	int r;
 
-	r = check_root(message, error);
-	if (r < 0)
-		return r;
 	/* replied to once the blobs are in memory */
 	return sleep_prewarm_on_demand(m->sleep, message);
+}
+
+static int method_prewarm(sd_bus_message *message, void *userdata, sd_bus_error *error)
+{
+	return polkit_authorize(message, "org.fwhelperd1.prewarm", prewarm_authorized, userdata, error);
 }
 
 static int method_list_firmware(sd_bus_message *message, void *userdata, sd_bus_error *error)
@@ -258,6 +245,7 @@ static const sd_bus_vtable manager_vtable[] = {
 };
 
 /* Reconnection backs off from 100 ms to 5 s: dbus may take a while to come back. */
+#define BUS_START_WAIT_USEC (1 * USEC_PER_SEC)
 #define RECONNECT_MIN_USEC (100 * USEC_PER_MSEC)
 #define RECONNECT_MAX_USEC (5 * USEC_PER_SEC)
 
@@ -268,12 +256,17 @@ static int on_name_reply(sd_bus_message *reply, void *userdata, sd_bus_error *er
 	const sd_bus_error *e = sd_bus_message_get_error(reply);
 
 	if (e)
-		log_error("Failed to take the bus name " BUS_NAME " again: %s", e->message ?: e->name);
+		log_error("Failed to take the bus name " BUS_NAME ": %s", e->message ?: e->name);
 	return 0;
 }
 
-/* block: wait for the name (at start); else ask without stalling requests on a slow bus. */
-static int bus_connect(Manager *m, bool block)
+/*
+ * wait: how long to wait for the name, at start, so that `fwctl` right after the start finds
+ * it; 0 asks without waiting. Requests must not stall on a slow bus, nor on one whose socket
+ * is there before dbus-daemon is (socket activation early in boot): after the wait the name
+ * request stays queued, and the bus grants it when it comes.
+ */
+static int bus_connect(Manager *m, usec_t wait)
 {
 	_cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
 	int r;
@@ -284,8 +277,16 @@ static int bus_connect(Manager *m, bool block)
 	r = sd_bus_add_object_vtable(bus, NULL, BUS_PATH, BUS_INTERFACE, manager_vtable, m);
 	if (r < 0)
 		return log_error_errno(r, "Failed to register D-Bus object: %m");
-	r = block ? sd_bus_request_name(bus, BUS_NAME, 0) :
-		    sd_bus_request_name_async(bus, NULL, BUS_NAME, 0, on_name_reply, m);
+	if (wait > 0) {
+		(void)sd_bus_set_method_call_timeout(bus, wait);
+		r = sd_bus_request_name(bus, BUS_NAME, 0);
+		(void)sd_bus_set_method_call_timeout(bus, 0); /* back to the default */
+		if (r == -ETIMEDOUT) {
+			log_notice("The system bus is slow to answer; " BUS_NAME " is taken when it does.");
+			r = 0;
+		}
+	} else
+		r = sd_bus_request_name_async(bus, NULL, BUS_NAME, 0, on_name_reply, m);
 	if (r < 0)
 		return log_error_errno(r, "Failed to take the bus name " BUS_NAME ": %m");
 	/* Without this the connection would just stay dead when dbus restarts. */
@@ -311,7 +312,7 @@ static int on_reconnect(sd_event_source *s, uint64_t usec, void *userdata)
 		sleep_bus_lost(m->sleep);
 		m->bus = sd_bus_flush_close_unref(m->bus);
 	}
-	r = bus_connect(m, false);
+	r = bus_connect(m, 0);
 	if (r < 0) {
 		m->reconnect_interval = MIN(m->reconnect_interval * 2, RECONNECT_MAX_USEC);
 		(void)sd_event_source_set_time_relative(s, m->reconnect_interval);
@@ -324,14 +325,10 @@ static int on_reconnect(sd_event_source *s, uint64_t usec, void *userdata)
 	return 0;
 }
 
-static int on_disconnected(sd_bus_message *message, void *userdata, sd_bus_error *error)
+static int schedule_reconnect(Manager *m)
 {
-	Manager *m = userdata;
 	int r;
 
-	if (m->bus_reconnect || m->state == MANAGER_STOPPING)
-		return 0;
-	log_warning("Lost the system bus; serving on, reconnecting.");
 	m->reconnect_interval = RECONNECT_MIN_USEC;
 	r = sd_event_add_time_relative(m->event, &m->bus_reconnect, CLOCK_MONOTONIC, 0, 0,
 				       on_reconnect, m);
@@ -340,14 +337,27 @@ static int on_disconnected(sd_bus_message *message, void *userdata, sd_bus_error
 	return 0;
 }
 
+static int on_disconnected(sd_bus_message *message, void *userdata, sd_bus_error *error)
+{
+	Manager *m = userdata;
+
+	if (m->bus_reconnect || m->state == MANAGER_STOPPING)
+		return 0;
+	log_warning("Lost the system bus; serving on, reconnecting.");
+	return schedule_reconnect(m);
+}
+
+/* Requests are answered with or without the bus: early in boot dbus is not up yet, and a
+ * daemon that refused to start without it would leave every request to the guard's -1. */
 int manager_bus_start(Manager *m)
 {
 	int r;
 
-	r = bus_connect(m, true);
-	if (r < 0)
-		return log_error_errno(r, "Failed to connect to the system bus: %m");
-	return 0;
+	r = bus_connect(m, BUS_START_WAIT_USEC);
+	if (r >= 0)
+		return 0;
+	log_notice_errno(r, "System bus not available (%m); serving without it, connecting when it comes.");
+	return schedule_reconnect(m);
 }
 
 void manager_bus_emit_changed(Manager *m)

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 #include <fcntl.h>
 #include <inttypes.h>
+#include <linux/capability.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -74,6 +76,8 @@ static const char *load_error_reason(int r)
 		return "blacklisted in modprobe.d";
 	case -EEXIST:
 		return "a module of that name is already loaded";
+	case -ECHILD:
+		return "not loaded (the unit's ExecStartPre= loads it: see its entry before this one)";
 	default:
 		return "loading failed";
 	}
@@ -135,8 +139,14 @@ int companion_new(sd_event *event, const char *sysfs_root, CompanionMode mode, C
 		return 0;
 	}
 	if (access(c->dir, F_OK) < 0) {
-		/* Against a fixture sysfs tree (tests), never touch the running kernel. */
-		r = sysfs_root && strcmp(sysfs_root, "/sys") != 0 ? -ENOENT : insert_module();
+		/* Against a fixture sysfs tree (tests), never touch the running kernel. Under the
+		 * unit the daemon has no CAP_SYS_MODULE: ExecStartPre=+ did the loading. */
+		if (sysfs_root && strcmp(sysfs_root, "/sys") != 0)
+			r = -ENOENT;
+		else if (prctl(PR_CAPBSET_READ, CAP_SYS_MODULE) <= 0)
+			r = -ECHILD;
+		else
+			r = insert_module();
 		if (r < 0 || access(c->dir, F_OK) < 0) {
 			c->status = r < 0 ? load_error_reason(r) : "loaded but its sysfs interface is missing";
 			log_module(mode == COMPANION_REQUIRED ? LOG_ERR : LOG_NOTICE, r, "not used",

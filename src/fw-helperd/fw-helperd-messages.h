@@ -16,3 +16,4 @@
 #define FW_MESSAGE_MODULE "db8b506e751c473b8ee4036c7c046eb7"          /* companion module used, refused or unavailable */
 #define FW_MESSAGE_VERIFY_FAILED "f76db412c7db4e538baef2300f695c0f"   /* blob did not match its manifest digest */
 #define FW_MESSAGE_CONFIG "17a285be6c3040f7a870846bb19c7d92"          /* configuration problem */
+#define FW_MESSAGE_GUARD "11b603da630d43bbb9686be2a24365c3"           /* request aborted: the daemon cannot run */

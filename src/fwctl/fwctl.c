@@ -27,6 +27,7 @@ enum {
 };
 
 static bool arg_json;
+static bool arg_ask_password = true;
 
 /* Everything `fwctl status` shows: one field per property, filled by status_properties[]. */
 typedef struct Status {
@@ -82,7 +83,7 @@ static void status_done(Status *s)
 
 /*
  * Turns a failed call into one line for the user and the exit status scripts test:
- * "not running" and "must be root" return their own positive codes, anything else the
+ * "not running" and "permission denied" return their own positive codes, anything else the
  * negative errno (a plain failure).
  */
 static int log_bus_error(int r, const sd_bus_error *error, const char *what)
@@ -91,8 +92,14 @@ static int log_bus_error(int r, const sd_bus_error *error, const char *what)
 		log_error("fw-helperd is not running (nobody owns %s on the system bus).", BUS_NAME);
 		return EXIT_NOT_RUNNING;
 	}
+	if (sd_bus_error_has_name(error, SD_BUS_ERROR_INTERACTIVE_AUTHORIZATION_REQUIRED)) {
+		log_error("Failed to %s: authentication required (polkit), and %s.", what,
+			  arg_ask_password ? "no agent asked for it" : "--no-ask-password was given");
+		return EXIT_PERMISSION;
+	}
 	if (sd_bus_error_has_name(error, SD_BUS_ERROR_ACCESS_DENIED) || r == -EACCES || r == -EPERM) {
-		log_error("Failed to %s: permission denied, must be root.", what);
+		log_error("Failed to %s: permission denied (%s)", what,
+			  error->message ?: "polkit said no");
 		return EXIT_PERMISSION;
 	}
 	if (sd_bus_error_is_set(error))
@@ -534,24 +541,27 @@ static void help(void)
 	       "Commands:\n"
 	       "  status                 Show state, counters, search path and missing firmware\n"
 	       "                         (the default)\n"
-	       "  reload                 Re-read the configuration (root only)\n"
+	       "  reload                 Re-read the configuration (authorised by polkit)\n"
 	       "  rescan                 Answer firmware requests that are pending in sysfs\n"
-	       "                         (root only)\n"
+	       "                         (authorised by polkit)\n"
 	       "  list                   Show the firmware needed across suspend: name, size,\n"
 	       "                         source (served, hint, config) and devices\n"
 	       "  prewarm                Read that firmware into memory now, as before sleep\n"
-	       "                         (root only)\n"
+	       "                         (authorised by polkit)\n"
 	       "\nOptions:\n"
 	       "  -h --help              Show this help\n"
 	       "     --version           Show package version\n"
 	       "     --json              Print machine-readable JSON (status: the daemon's\n"
 	       "                         Describe() document)\n"
+	       "     --no-ask-password   Do not ask for a password to authorise reload, rescan\n"
+	       "                         and prewarm (polkit); fail instead\n"
 	       "\nExit status:\n"
 	       "  0  success\n"
 	       "  1  the operation failed\n"
 	       "  2  usage error\n"
 	       "  3  fw-helperd is not running\n"
-	       "  4  permission denied (must be root)\n"
+	       "  4  permission denied (polkit said no, or asked for a password\n"
+	       "     that was not given)\n"
 	       "\nThe system bus is found through $DBUS_SYSTEM_BUS_ADDRESS, if set.\n"
 	       "See the fwctl(1) man page for details.\n",
 	       program_invocation_short_name);
@@ -563,11 +573,13 @@ static int parse_argv(int argc, char *argv[])
 	enum {
 		ARG_VERSION = 0x100,
 		ARG_JSON,
+		ARG_NO_ASK_PASSWORD,
 	};
 	static const struct option options[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, ARG_VERSION },
 		{ "json", no_argument, NULL, ARG_JSON },
+		{ "no-ask-password", no_argument, NULL, ARG_NO_ASK_PASSWORD },
 		{}
 	};
 	int c;
@@ -582,6 +594,9 @@ static int parse_argv(int argc, char *argv[])
 			return 0;
 		case ARG_JSON:
 			arg_json = true;
+			break;
+		case ARG_NO_ASK_PASSWORD:
+			arg_ask_password = false;
 			break;
 		case '?':
 			return -EINVAL; /* getopt_long() said why */
@@ -633,6 +648,8 @@ static int run(int argc, char *argv[])
 		log_error_errno(r, "Failed to connect to the system bus: %m");
 		return EXIT_FAILURE;
 	}
+	/* polkit may ask for a password through an agent (a desktop's, or pkttyagent) */
+	(void)sd_bus_set_allow_interactive_authorization(bus, arg_ask_password);
 	r = verb->dispatch(bus, argc - optind, argv + optind);
 	if (fflush(stdout) != 0 && r >= 0) {
 		log_error_errno(negative_errno(), "Failed to write to standard output: %m");

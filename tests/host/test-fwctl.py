@@ -258,8 +258,8 @@ def main(fwctl):
               repr(r))
 
         r = run("reload")
-        check("reload refused with AccessDenied: exit 4, 'must be root'", r.returncode == 4
-              and one_line(r.stderr) and "must be root" in r.stderr, repr(r))
+        check("reload refused with AccessDenied: exit 4, 'permission denied'", r.returncode == 4
+              and one_line(r.stderr) and "permission denied" in r.stderr, repr(r))
 
         fake.stop()
         check("daemon gone again: exit 3",
@@ -272,8 +272,8 @@ def main(fwctl):
               r.returncode == 1 and one_line(r.stderr)
               and "Configuration is invalid, previous one kept" in r.stderr, repr(r))
         r = run("rescan")
-        check("rescan refused with EPERM: exit 4, 'must be root'", r.returncode == 4
-              and one_line(r.stderr) and "must be root" in r.stderr, repr(r))
+        check("rescan refused with EPERM: exit 4, 'permission denied'", r.returncode == 4
+              and one_line(r.stderr) and "permission denied" in r.stderr, repr(r))
     finally:
         if fake:
             fake.stop()

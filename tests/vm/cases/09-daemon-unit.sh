@@ -18,8 +18,16 @@ pid=$(systemctl show -P MainPID fw-helperd)
 grep -q '^CapBnd:.*' /proc/"$pid"/status || fail "no status for $pid"
 caps=$(sed -n 's/^CapEff:\t//p' /proc/"$pid"/status)
 note "effective capabilities: $caps"
-# CAP_SYS_RAWIO (17) and CAP_SYS_MODULE (16) only: 0x30000
-[ "$caps" = 0000000000030000 ] || fail "effective capabilities $caps, expected only SYS_MODULE and SYS_RAWIO"
+# CAP_SYS_RAWIO (17) only, 0x20000: the module is loaded by ExecStartPre=+, outside it
+[ "$caps" = 0000000000020000 ] || fail "effective capabilities $caps, expected only SYS_RAWIO"
+grep -q '^Seccomp:.*2' /proc/"$pid"/status || fail "no seccomp filter"
+# module loading is outside the daemon's system call filter (@module dropped)
+systemctl show -P SystemCallFilter fw-helperd | grep -qw finit_module \
+	&& fail "finit_module is allowed to the daemon"
+note "module loaded by ExecStartPre=+: $(journalctl -q -o cat -u fw-helperd -b MESSAGE_ID=db8b506e751c473b8ee4036c7c046eb7 | tail -n 1)"
+systemctl show -P BusName fw-helperd | grep -qx org.fwhelperd1 || fail "no BusName="
+systemctl show -P Names fw-helperd | grep -qw dbus-org.fwhelperd1.service \
+	|| fail "dbus-org.fwhelperd1.service is not an alias: $(systemctl show -P Names fw-helperd)"
 
 /usr/lib/fw-helperd/fw-helperd --version | grep -q '^fw-helperd ' || fail "--version"
 /usr/lib/fw-helperd/fw-helperd --help | grep -q -- '--check-config' || fail "--help"
