@@ -36,7 +36,9 @@ cache=${FWH_CACHE:-$HOME/.cache/fw-helperd}/kernel
 # on every boot. loop, dm_mod, ext4 and crc32c_generic (ext4 asks the crypto
 # API for crc32c at mount): a failing disk under a firmware root
 # (cases/50-fault-read-error.sh), dm_delay a slow one (cases/50-fault-kill-midprewarm.sh).
-guest_modules="test_firmware loop dm_mod dm_delay ext4 crc32c_generic ${FWH_VM_MODULES:-}"
+# e100 (with mii): a real driver that calls request_firmware() for qemu's
+# emulated i8255x NICs (cases/60-real-driver.sh).
+guest_modules="test_firmware loop dm_mod dm_delay ext4 crc32c_generic e100 ${FWH_VM_MODULES:-}"
 
 log() { echo "kernel.sh: $*" >&2; }
 die() { log "$*"; exit 1; }

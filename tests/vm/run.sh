@@ -137,6 +137,17 @@ done
 for f in "$here"/peers/*; do
 	[ -f "$f" ] && install -m 0755 "$f" "$vmtest/peers/"
 done
+
+bed_case_qemu_args "$vmtest/cases"
+bed_real_firmware "$vmtest/real-firmware"
+# Drivers a case binds itself, at its own time and undone when it ends, rather
+# than at boot for every case (a bound e100 would add its MODULE_FIRMWARE names to
+# fw-helperd's hints). modprobe by name still loads them.
+mkdir -p "$payload/etc/modprobe.d"
+cat >"$payload/etc/modprobe.d/fwh-vmtest.conf" <<-'EOF'
+	# tests/vm/run.sh: no autoloading; cases/60-real-driver.sh loads e100 itself.
+	blacklist e100
+EOF
 install -m 0644 "$here"/guest/*.service "$payload/usr/lib/systemd/system/"
 
 # Enable what was installed as `systemctl enable` would on a host: the
@@ -192,6 +203,7 @@ echo "$append" >"$run/cmdline"
 : >"$run/result.log"
 
 log "booting $KRELEASE ($accel), cases '$cases' ($(elapsed))"
+printf '%s\n' "${qemu[@]}" >"$run/qemu-args"
 t_boot=$(date +%s%N)
 rc=0
 if [ $keep = 1 ]; then
