@@ -89,6 +89,8 @@ done
 for f in "$here"/peers/*; do
 	[ -f "$f" ] && install -m 0755 "$f" "$payload/peers/"
 done
+bed_case_qemu_args "$payload/cases"
+bed_real_firmware "$payload/real-firmware"
 truncate -s "$(( $(du -sm "$payload" | cut -f1) + 32 ))M" "$run/payload.img"
 mkfs.ext4 -q -F -L fwh-payload -d "$payload" "$run/payload.img"
 # Where the guest leaves its initrd before a reboot (raw bytes).
