@@ -9,6 +9,10 @@
 [ -f "$FWH_PKG_STATE/files-before-install" ] || fail "no file list from 10-pkg-install"
 [ "$(pkg_status fw-helperd)" != not-installed ] || fail "fw-helperd is not there to purge"
 
+# Drop-ins the cases wrote are an administrator's files, which purge rightly
+# leaves (and with them /etc/fw-helperd): the test removes its own first.
+info "removing the cases' drop-ins: $(ls "$FWH_DROPIN_DIR" 2>/dev/null | tr '\n' ' ')"
+rm -f "$FWH_DROPIN_DIR"/*.conf
 dpkg_op -P fw-helperd fwh-cache-dkms
 assert_eq "$(pkg_status fw-helperd)" not-installed "dpkg status of fw-helperd"
 assert_eq "$(pkg_status fwh-cache-dkms)" not-installed "dpkg status of fwh-cache-dkms"

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Upgrade from the previous build while requests flow: install prev/, start a
+# Upgrade from the previous build while requests flow: prev/ installed, start a
 # loop of requests served from /srv/firmware, dpkg -i the current .debs in the
 # middle of it; every request succeeds, none takes 5 s or more (nothing waited
 # for the kernel's 60 s timeout), and the new version runs.
@@ -9,13 +9,15 @@
 need_debs
 ls "$FWH_DEBS"/prev/fw-helperd_*.deb >/dev/null 2>&1 || skip "no previous build (debs/prev/) in the payload"
 
-if [ "$(pkg_status fw-helperd)" != not-installed ]; then
-	dpkg_op -P fw-helperd fwh-cache-dkms
+# 42-pkg-reinstall leaves the previous build installed; else install it.
+prev_version=$(dpkg-deb -f "$(ls "$FWH_DEBS"/prev/fw-helperd_*.deb)" Version)
+if [ "$(dpkg-query -W -f '${Version}' fw-helperd 2>/dev/null)" != "$prev_version" ]; then
+	[ "$(pkg_status fw-helperd)" = not-installed ] || dpkg_op -P fw-helperd fwh-cache-dkms
+	dpkg_install "$FWH_DEBS/prev"
+	set_dropin 50-srv.conf '[Firmware]\nSearchPath=/srv/firmware\n'
+	systemctl restart fw-helperd.service
 fi
-dpkg_install "$FWH_DEBS/prev"
 prev=$(dpkg-query -W -f '${Version}' fw-helperd)
-set_dropin 50-srv.conf '[Firmware]\nSearchPath=/srv/firmware\n'
-systemctl restart fw-helperd.service
 wait_active fw-helperd.service
 setup_test_firmware_stock
 make_blob 20000 "$FWH_FW_DIR/fwh-upgrade.bin"
