@@ -2,12 +2,14 @@
 # SPDX-License-Identifier: MIT
 # Sets up what is needed and runs every test: unit and host integration (meson), a short
 # fuzzing run of every fuzz target, the Debian packages' build with lintian, and the
-# real-kernel VM suite on Debian's 6.1 and 6.12.
+# real-kernel VM suites on Debian's 6.1 and 6.12: the fast bed (the build in a RAM root)
+# and the disk bed (those .debs on an installed Debian).
 # Ends with one line "N passed, N failed".
 #
-#   FWH_SKIP_VM=1      skip the VM suite (quick local runs)
+#   FWH_SKIP_VM=1      skip the VM suites (quick local runs)
 #   FWH_FUZZ_SECONDS   seconds per fuzz target (default 30)
 #   FWH_VM_KERNELS     kernel series to boot (default "6.1 6.12")
+#   FWH_VM_BEDS        beds to run (default "fast disk")
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -79,25 +81,42 @@ pkg_args=()
 [ -n "${FWH_SKIP_VM:-}" ] || pkg_args=(--with-prev)
 "$top/tests/pkg/build.sh" "${pkg_args[@]}"
 count "deb-build" $?
+# The disk bed boots these rather than building its own.
+export FWH_VM_DEBS=$top/build-deb
+
+# vm_suite NAME CMD...: one VM run, each of its cases counted from its summary line.
+vm_suite() {
+	local name=$1 out status line p f
+	shift
+	out=$(mktemp)
+	"$@" 2>&1 | tee "$out"
+	status=${PIPESTATUS[0]}
+	line=$(grep -E '^vm: [0-9]+ passed, [0-9]+ failed' "$out" | tail -n 1)
+	if [ -n "$line" ]; then
+		p=$(echo "$line" | sed -E 's/vm: ([0-9]+) passed.*/\1/')
+		f=$(echo "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')
+		passed=$((passed + p))
+		failed=$((failed + f))
+		[ "$f" -eq 0 ] || failures+=("$name")
+		[ "$status" -eq 0 ] || [ "$f" -ne 0 ] || count "$name (exit $status)" 1
+	else
+		count "$name (no result)" 1
+	fi
+	rm -f "$out"
+}
 
 if [ -z "${FWH_SKIP_VM:-}" ]; then
-	for k in ${FWH_VM_KERNELS:-6.1 6.12}; do
-		step "VM suite on Debian's $k kernel"
-		out=$(mktemp)
-		"$top/tests/vm/run.sh" --kernel "$k" 2>&1 | tee "$out"
-		status=${PIPESTATUS[0]}
-		line=$(grep -E '^vm: [0-9]+ passed, [0-9]+ failed' "$out" | tail -n 1)
-		if [ -n "$line" ]; then
-			p=$(echo "$line" | sed -E 's/vm: ([0-9]+) passed.*/\1/')
-			f=$(echo "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')
-			passed=$((passed + p))
-			failed=$((failed + f))
-			[ "$f" -eq 0 ] || failures+=("vm-$k")
-			[ "$status" -eq 0 ] || [ "$f" -ne 0 ] || count "vm-$k (exit $status)" 1
-		else
-			count "vm-$k (no result)" 1
-		fi
-		rm -f "$out"
+	for bed in ${FWH_VM_BEDS:-fast disk}; do
+		for k in ${FWH_VM_KERNELS:-6.1 6.12}; do
+			case $bed in
+			fast)
+				step "VM suite on Debian's $k kernel"
+				vm_suite "vm-$k" "$top/tests/vm/run.sh" --kernel "$k" ;;
+			*)
+				step "VM suite, $bed bed, on Debian's $k kernel"
+				vm_suite "vm-$bed-$k" "$top/tests/vm/run.sh" --bed "$bed" --kernel "$k" ;;
+			esac
+		done
 	done
 fi
 

@@ -11,6 +11,7 @@ packages="
   dbus python3 python3-dbus python3-dbusmock python3-gi
   xz-utils zstd cpio kmod dwarves
   qemu-system-x86 mmdebstrap debian-archive-keyring
+  qemu-utils e2fsprogs
   git dpkg-dev debhelper dh-dkms lintian
 "
 

@@ -12,6 +12,10 @@
 #   KPKGVER      Debian package version, the cache key
 #   MODULES_CPIO the guest's subset of modules (below), depmod'ed, as a cpio
 #
+# kernel.sh --resolve SERIES only resolves, fetches nothing, and prints
+# IMAGE_PKG, HEADERS_PKG, KRELEASE and KPKGVER (disk.sh installs those
+# packages into its image with dpkg).
+#
 # The ABI number is resolved from the archive every time (the archive drops
 # old ones), so nothing here pins a version. Everything is unpacked with
 # dpkg-deb -x into a private root: nothing is installed on the host.
@@ -21,6 +25,8 @@ set -eu
 # going (shells read scripts as they go) must not change that run.
 {
 
+resolve_only=
+[ "${1:-}" = --resolve ] && { resolve_only=1; shift; }
 series=${1:-}
 version=
 cache=${FWH_CACHE:-$HOME/.cache/fw-helperd}/kernel
@@ -43,7 +49,7 @@ retry_after_update() {
 	if [ -z "${FWH_KERNEL_RETRIED:-}" ] && [ "$(id -u)" -eq 0 ]; then
 		log "$*; running apt-get update and retrying"
 		apt-get update -qq >&2 || die "apt-get update failed"
-		FWH_KERNEL_RETRIED=1 exec "$0" "$series"
+		FWH_KERNEL_RETRIED=1 exec "$0" ${resolve_only:+--resolve} "$series"
 	fi
 	die "$*"
 }
@@ -96,6 +102,14 @@ esac
 abi=${image_pkg#linux-image-}
 abi=${abi%-unsigned}                   # e.g. 6.1.0-57-amd64, 6.12.118+deb12-amd64
 dir=$cache/$version
+
+if [ -n "$resolve_only" ]; then
+	echo "IMAGE_PKG=$image_pkg"
+	echo "HEADERS_PKG=linux-headers-$abi"
+	echo "KRELEASE=$abi"
+	echo "KPKGVER=$version"
+	exit
+fi
 
 if [ ! -f "$dir/kernel.env" ]; then
 	mkdir -p "$cache"

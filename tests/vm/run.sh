@@ -1,12 +1,15 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 #
-# run.sh [--kernel 6.1|6.12] [--cases GLOB[,GLOB]] [--demo] [--keep]
+# run.sh [--bed fast|disk] [--kernel 6.1|6.12] [--cases GLOB[,GLOB]] [--demo] [--keep]
 #
 # Builds fw-helperd (and module/ against the chosen kernel), boots Debian's
 # stock kernel under qemu with the cached rootfs plus a payload of the build
 # and the test cases, and reports the cases' results. See README.md.
 #
+#   --bed     fast (default): the rootfs is the initramfs, build-vm/ and
+#             module/ in the payload, cases/; disk: an installed Debian on
+#             a virtual disk, the .debs, disk-cases/ (run-disk.sh)
 #   --kernel  kernel series (default 6.1)
 #   --cases   case names (without .sh) to run, shell globs (default all)
 #   --demo    show the guest console live while it runs
@@ -26,8 +29,16 @@ cases='*'
 demo=0
 keep=0
 
-usage() { sed -n '4,15s/^# \{0,1\}//p' "$0"; exit "${1:-2}"; }
+usage() { sed -n '4,18s/^# \{0,1\}//p' "$0"; exit "${1:-2}"; }
+bed=fast
+args=()                         # all but --bed, for run-disk.sh
 while [ $# -gt 0 ]; do
+	case "$1" in
+	--bed) bed=${2:?}; shift; shift; continue ;;
+	--bed=*) bed=${1#*=}; shift; continue ;;
+	--kernel|--cases) args+=("$1" "${2:?}") ;;
+	*) args+=("$1") ;;
+	esac
 	case "$1" in
 	--kernel) series=${2:?}; shift ;;
 	--kernel=*) series=${1#*=} ;;
@@ -40,27 +51,16 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
+case $bed in
+fast) ;;
+disk) exec "$here/run-disk.sh" "${args[@]}" ;;
+*) usage ;;
+esac
 
-accel=${FWH_VM_ACCEL:-tcg}
-vm_timeout=${FWH_VM_TIMEOUT:-3000}
-case_timeout=${FWH_VM_CASE_TIMEOUT:-420}
-build=${FWH_VM_BUILDDIR:-$repo/build-vm}
-
-log() { echo "vm: $*" >&2; }
-die() { log "$*"; exit 1; }
-command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 missing: run tests/setup-deps.sh"
-
-mkdir -p "$build"
-run=${FWH_VM_LOGDIR:-$build/vm-logs}/$(date +%Y%m%d-%H%M%S)-$series-$$
-mkdir -p "$run"
-log "logs in $run"
-t_start=$(date +%s%N)
-elapsed() { echo "$(( ($(date +%s%N) - t_start) / 1000000 ))ms"; }
+. "$here/bed.sh"
+bed_rundir "$series"
 
 # --- kernel and rootfs (cached) ------------------------------------------------
-# Without a kernel or root there is nothing to boot; still end with the
-# summary line that callers look for.
-setup_failed() { log "$* failed"; echo "vm: 0 passed, 1 failed"; exit 1; }
 kernel_env=$("$here/kernel.sh" "$series") || setup_failed "kernel.sh $series"
 eval "$kernel_env"
 rootfs_env=$("$here/rootfs.sh") || setup_failed rootfs.sh
@@ -138,41 +138,8 @@ for f in "$here"/peers/*; do
 	[ -f "$f" ] && install -m 0755 "$f" "$vmtest/peers/"
 done
 
-# Devices the selected cases ask for: a case may carry lines
-#   # fwh-vm-qemu: -netdev hubport,id=x,hubid=7 -device i82559er,netdev=x
-# (words split on blanks, identical lines once). A boot gets them only when such
-# a case is selected, so other runs keep the bare machine. The runner's rule:
-# a glob matches the name with or without .sh.
-IFS=, read -ra case_globs <<<"$cases"      # read: no pathname expansion of '*'
-selected() {
-	local g
-	for g in "${case_globs[@]}"; do
-		# shellcheck disable=SC2053 # a glob
-		[[ $1 == $g || $1.sh == $g ]] && return 0
-	done
-	return 1
-}
-case_qemu_args=()
-while read -r line; do
-	[ -n "$line" ] || continue
-	read -ra words <<<"$line"
-	case_qemu_args+=("${words[@]}")
-done < <(for f in "$vmtest"/cases/*; do
-		selected "$(basename "$f" .sh)" || continue
-		sed -n 's/^# fwh-vm-qemu: *//p' "$f"
-	done | awk '!seen[$0]++')
-# FWH_VM_QEMU_ARGS: more, for any boot (also split on blanks).
-read -ra env_qemu_args <<<"${FWH_VM_QEMU_ARGS:-}"
-
-# Real firmware images for cases with a real driver (cases/60-real-driver.sh):
-# the few a driver of the guest asks for, not the whole package.
-if fw_pkg=$("$here/firmware-package.sh" 2>"$run/firmware.log"); then
-	mkdir -p "$vmtest/real-firmware/e100"
-	cp "$fw_pkg"/e100/*.bin "$vmtest/real-firmware/e100/"
-else
-	log "WARNING: no real firmware for the payload (see $run/firmware.log)"
-	tail -n 5 "$run/firmware.log" | sed 's/^/vm:   /' >&2
-fi
+bed_case_qemu_args "$vmtest/cases"
+bed_real_firmware "$vmtest/real-firmware"
 # Drivers a case binds itself, at its own time and undone when it ends, rather
 # than at boot for every case (a bound e100 would add its MODULE_FIRMWARE names to
 # fw-helperd's hints). modprobe by name still loads them.
@@ -227,17 +194,7 @@ done
 [ $keep = 1 ] || rm -rf "$payload" "$run/payload.cpio"
 
 # --- boot -------------------------------------------------------------------------
-# -nic none: no network unless a case or FWH_VM_QEMU_ARGS adds a device (and
-# qemu's default NIC would be user networking to the outside).
-qemu=(qemu-system-x86_64 -m 2G -smp 2 -nographic -no-reboot -monitor none -nic none
-      -kernel "$VMLINUZ" -initrd "$initrd" "${case_qemu_args[@]}" "${env_qemu_args[@]}")
-case $accel in
-tcg) qemu+=(-accel tcg ${FWH_VM_CPU:+-cpu "$FWH_VM_CPU"}) ;;
-# This machine's /dev/kvm cannot run a stock kernel (README.md); elsewhere
-# KVM is ~20x faster.
-kvm) qemu+=(-accel kvm -cpu "${FWH_VM_CPU:-host}") ;;
-*) die "FWH_VM_ACCEL must be tcg or kvm" ;;
-esac
+bed_qemu_base "$VMLINUZ" "$initrd"
 # panic=-1 + -no-reboot: a kernel panic ends qemu instead of hanging.
 append="console=ttyS0 panic=-1 mitigations=off fwh.cases=$cases fwh.case_timeout=$case_timeout"
 [ $keep = 1 ] && append="$append fwh.keep=1"
@@ -246,8 +203,6 @@ echo "$append" >"$run/cmdline"
 : >"$run/result.log"
 
 log "booting $KRELEASE ($accel), cases '$cases' ($(elapsed))"
-[ ${#case_qemu_args[@]} -gt 0 ] && log "devices for the cases: ${case_qemu_args[*]}"
-[ ${#env_qemu_args[@]} -gt 0 ] && log "FWH_VM_QEMU_ARGS: ${env_qemu_args[*]}"
 printf '%s\n' "${qemu[@]}" >"$run/qemu-args"
 t_boot=$(date +%s%N)
 rc=0
@@ -273,41 +228,7 @@ boot_s=$(( ($(date +%s%N) - t_boot) / 1000000 ))
 # --- report ------------------------------------------------------------------------
 tr -d '\r' <"$run/result.log" >"$run/result.txt"
 status=0
-awk -v console="$run/console.log" -v qemu_rc="$rc" -v vm_ms="$boot_s" '
-	/^1\.\./ { planned = substr($0, 4) + 0; next }
-	/^# done$/ { done = 1; next }
-	/^# time / { next }
-	/^ok / {
-		print; started = 1; infail = 0
-		if ($0 ~ /# SKIP/) skipped++; else passed++
-		next
-	}
-	/^not ok / { print; started = 1; infail = 1; failed++; next }
-	# Header lines, then the details of failed cases only.
-	!started { print; next }
-	infail { print "    " $0 }
-	END {
-		reported = passed + failed + skipped
-		if (!done) {
-			missing = planned - reported
-			if (missing < 1) missing = 1
-			failed += missing
-			printf "not ok - guest never reported done (qemu exit %d after %d ms); %d case(s) unreported; console tail:\n", qemu_rc, vm_ms, missing
-			while ((getline line < console) > 0) {
-				gsub(/\033\[[0-9;]*m/, "", line)     # systemd status colours
-				tail[n++ % 40] = line
-			}
-			for (i = (n > 40 ? n - 40 : 0); i < n; i++) print "    " tail[i % 40]
-		}
-		if (done && planned == 0) {
-			print "not ok - no case matched the selection"
-			failed++
-		}
-		summary = sprintf("vm: %d passed, %d failed", passed, failed)
-		if (skipped) summary = summary sprintf(", %d skipped", skipped)
-		print summary
-		exit failed ? 1 : 0
-	}' "$run/result.txt" | tee "$run/summary.txt" || status=$?
+bed_report "$run/result.txt" "$run/console.log" "$rc" "$boot_s" || status=$?
 log "qemu ran ${boot_s}ms, whole run $(elapsed); logs in $run"
 exit "$status"
 }

@@ -23,6 +23,10 @@ FWH_FW_CONFIG=/proc/sys/kernel/firmware_config
 FWH_FW_DIR=/srv/firmware
 # A scratch dir of this case, fresh for every case (set by the runner).
 : "${FWH_CASE_TMP:=/tmp}"
+# Disk bed: a dir of this case that survives its reboots, and which boot of
+# the case this is (1, then 2 after its first reboot_then_continue).
+: "${FWH_CASE_STATE:=$FWH_CASE_TMP}"
+: "${FWH_BOOT:=1}"
 
 ## Reporting ---------------------------------------------------------------
 
@@ -138,6 +142,16 @@ setup_test_firmware() {
 	at_exit "echo $_fwh_old_force >$FWH_FW_CONFIG/force_sysfs_fallback"
 	_fwh_old_timeout=$(cat /sys/class/firmware/timeout)
 	at_exit "echo $_fwh_old_timeout >/sys/class/firmware/timeout"
+	mkdir -p "$FWH_FW_DIR"
+}
+
+# setup_test_firmware_stock: load test_firmware and leave the firmware
+# loader's settings as the system has them (what an installed package left
+# in force_sysfs_fallback is what the case judges).
+setup_test_firmware_stock() {
+	modprobe test_firmware || fail "modprobe test_firmware"
+	wait_until 5 test -w "$FWH_TF/trigger_request" || fail "$FWH_TF did not appear"
+	wait_until 5 test -r "$FWH_TF_DEV" || fail "$FWH_TF_DEV did not appear"
 	mkdir -p "$FWH_FW_DIR"
 }
 
@@ -301,6 +315,23 @@ as_user() {
 kernel_at_least() {
 	_fwh_have=$(uname -r | cut -d. -f1-2)
 	[ "$(printf '%s\n%s\n' "$1" "$_fwh_have" | sort -V | head -n1)" = "$1" ]
+}
+
+# need_disk_bed: skip unless the guest is the disk bed (run-disk.sh: an
+# installed Debian on a virtual disk, which can reboot).
+need_disk_bed() {
+	[ "${FWH_BED:-fast}" = disk ] || skip "needs the disk bed (tests/vm/run.sh --bed disk)"
+}
+
+# reboot_then_continue: end this run of the case; the runner reboots the
+# guest (clean poweroff, then the current /boot/initrd.img-$(uname -r)) once
+# every selected case of the same decade has had its turn, and runs this
+# case again with FWH_BOOT one higher. Keep what the next boot needs in
+# $FWH_CASE_STATE. at_exit cleanups run before the reboot.
+reboot_then_continue() {
+	need_disk_bed
+	info "reboot requested (this was boot $FWH_BOOT of $FWH_CASE)"
+	exit 75
 }
 
 # need_fw_helperd: skip the case when the daemon under test is not installed
