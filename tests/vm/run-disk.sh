@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 #
-# run-disk.sh [--kernel 6.1|6.12] [--cases GLOB[,GLOB]] [--demo] [--keep]
+# run-disk.sh [--kernel 6.1|6.12] [--cases GLOB[,GLOB]] [--demo] [--narrate] [--keep]
 # (also: run.sh --bed disk ...)
 #
 # The disk bed: boots an installed Debian 12 (disk.sh: ext4 root on
@@ -14,6 +14,7 @@
 #   --kernel  kernel series (default 6.1)
 #   --cases   case names (without .sh) to run, shell globs (default all)
 #   --demo    show the guest console live while it runs
+#   --narrate show live what the cases tell (lines "demo| ..." on the result port)
 #   --keep    keep the overlay and payload disks in the run directory
 #
 # The .debs: FWH_VM_DEBS=DIR (*.deb, prev/*.deb) if set, else
@@ -29,9 +30,10 @@ repo=$(cd "$here/../.." && pwd)
 series=6.1
 cases='*'
 demo=0
+narrate=0
 keep=0
 
-usage() { sed -n '4,19s/^# \{0,1\}//p' "$0"; exit "${1:-2}"; }
+usage() { sed -n '4,20s/^# \{0,1\}//p' "$0"; exit "${1:-2}"; }
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kernel) series=${2:?}; shift ;;
@@ -39,6 +41,7 @@ while [ $# -gt 0 ]; do
 	--cases) cases=${2:?}; shift ;;
 	--cases=*) cases=${1#*=} ;;
 	--demo) demo=1 ;;
+	--narrate) narrate=1 ;;
 	--keep) keep=1 ;;
 	-h|--help) usage 0 ;;
 	*) usage ;;
@@ -128,12 +131,17 @@ while :; do
 	if [ $demo = 1 ]; then
 		tail -n +1 -f "$run/console-$boot.log" &
 		tail_pid=$!
+	elif [ $narrate = 1 ]; then
+		tail -n +1 -f "$run/result-$boot.log" | tr -d '\r' | sed -nu 's/^demo| //p' &
+		tail_pid=$!
 	fi
 	t=$(date +%s%N)
 	rc=0
 	timeout -k 10 "$left" "${qemu[@]}" -append "$append" \
 		-serial file:"$run/console-$boot.log" -serial file:"$run/result-$boot.log" </dev/null || rc=$?
 	[ -n "$tail_pid" ] && kill "$tail_pid" 2>/dev/null
+	# the narrating pipeline's tail outlives its sed
+	[ $narrate = 1 ] && pkill -f "tail -n +1 -f $run/result-$boot.log" 2>/dev/null
 	log "boot $boot: qemu ran $(( ($(date +%s%N) - t) / 1000000 ))ms (exit $rc)"
 	tr -d '\r' <"$run/result-$boot.log" >>"$run/result.txt"
 	cat "$run/console-$boot.log" >>"$run/console.log"

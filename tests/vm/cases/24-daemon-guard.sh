@@ -4,20 +4,16 @@
 # cannot run, answers -1 within a second, as udev's stub did: unit masked, broken
 # configuration (exit 78), start limit hit after a crash loop. The daemon also starts and
 # serves without the system bus, and takes its name when the bus comes.
+. "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../daemon.sh"
 fwh_setup
 blob "$SRV/guard.bin" 5000
 MSG_GUARD=11b603da630d43bbb9686be2a24365c3
 
-# request_timed NAME: sets $answered (served or failed) and $ms, the milliseconds from the
-# driver's request to its answer by the kernel's own clock (test_firmware logs both ends):
-# forks in the shell around it cost hundreds of milliseconds under TCG.
+# request_timed NAME: sets $answered (served or failed) and $ms (kernel_answer_ms).
 request_timed() {
 	if request "$1" 2>/dev/null; then answered=served; else answered=failed; fi
-	t0=$(dmesg | grep -F "test_firmware: loading '$1'" | tail -n 1 | sed -n 's/^\[ *\([0-9.]*\)\].*/\1/p')
-	t1=$(dmesg | grep -E "test_firmware: (loaded:|load of '$1' failed)" | tail -n 1 \
-		| sed -n 's/^\[ *\([0-9.]*\)\].*/\1/p')
-	ms=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%d\n", (b - a) * 1000 }')
+	ms=$(kernel_answer_ms "$1")
 }
 
 # expect_abort_within_1s NAME REASON

@@ -1,8 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # Never a stall (f): a request made early in boot (a unit before
-# sysinit.target, once sysctl.d is applied and udevd runs) is answered,
-# served or -1, within 1 s.
+# sysinit.target, once sysctl.d is applied and udevd runs) is served by the
+# daemon that starts early too, long before the kernel's timeout. The time is
+# reported: under TCG the daemon's own start takes a second or more.
 . /usr/lib/fwh-vmtest/lib.sh
 . /usr/lib/fwh-vmtest/pkg.sh
 need_installed
@@ -51,4 +52,5 @@ rm -f "$unit" "$helper"
 read -r r ms force <"$result"
 rm -f "$result"
 info "early-boot request: $r after $ms ms ($force)"
-assert_lt "$ms" 1000 "early-boot request, ms"
+assert_eq "$r" served "early-boot request"
+assert_lt "$ms" 5000 "early-boot request, ms"

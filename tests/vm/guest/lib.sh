@@ -198,6 +198,17 @@ trigger_ms() {
 	return $_fwh_rc
 }
 
+# kernel_answer_ms NAME: milliseconds from test_firmware's last request for NAME to its
+# answer, by the kernel's own clock (test_firmware logs both ends): the forks of a shell
+# timing around the request cost hundreds of milliseconds under TCG.
+kernel_answer_ms() {
+	_fwh_k0=$(dmesg | grep -F "test_firmware: loading '$1'" | tail -n 1 \
+		| sed -n 's/^\[ *\([0-9.]*\)\].*/\1/p')
+	_fwh_k1=$(dmesg | grep -E "test_firmware: (loaded:|load of '$1' failed)" | tail -n 1 \
+		| sed -n 's/^\[ *\([0-9.]*\)\].*/\1/p')
+	awk -v a="$_fwh_k0" -v b="$_fwh_k1" 'BEGIN { printf "%d\n", (b - a) * 1000 }'
+}
+
 # trigger_async NAME: request_firmware_nowait() with a uevent, waited for.
 trigger_async() {
 	printf '%s' "$1" >"$FWH_TF/trigger_async_request" 2>/dev/null

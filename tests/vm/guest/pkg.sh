@@ -70,9 +70,8 @@ set_dropin() {
 # answer NAME: one request_firmware(NAME) as the system answers it now;
 # prints "served MS" or "failed MS".
 answer() {
-	_t0=$(now_ms)
 	if trigger "$1"; then _r=served; else _r=failed; fi
-	echo "$_r $(( $(now_ms) - _t0 ))"
+	echo "$_r $(kernel_answer_ms "$1")"
 }
 
 # assert_answered NAME EXPECT MAX_MS [WHAT]: the request for NAME ends as
