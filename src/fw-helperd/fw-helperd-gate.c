@@ -9,6 +9,9 @@
 #include "fw-helperd-gate.h"
 #include "util.h"
 
+/* /proc/self/mountinfo of a machine with very many mounts still fits. */
+#define MOUNTINFO_MAX (64U << 20)
+
 int gate_new(const char *path, const char *mountinfo, Gate **ret)
 {
 	_cleanup_(gate_freep) Gate *g = NULL;
@@ -132,46 +135,11 @@ int gate_parse_writable(const char *mountinfo_text, const char *path)
 	return writable;
 }
 
-/* Reads all of a proc file (its size is 0, so no stat()). */
-static int read_all(const char *path, char **ret)
-{
-	_cleanup_free_ char *buf = NULL;
-	_cleanup_close_ int fd = -EBADF;
-	size_t size = 0, allocated = 0;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	for (;;) {
-		ssize_t n;
-
-		if (allocated - size < 4096) {
-			char *p = realloc(buf, allocated + 16384);
-
-			if (!p)
-				return -ENOMEM;
-			buf = p;
-			allocated += 16384;
-		}
-		n = read(fd, buf + size, allocated - size - 1);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			break;
-		size += (size_t)n;
-	}
-	buf[size] = 0;
-	*ret = TAKE_PTR(buf);
-	return 0;
-}
-
 bool gate_root_writable(Gate *g)
 {
 	_cleanup_free_ char *text = NULL;
 
-	if (read_all(g->mountinfo, &text) < 0)
+	if (read_full_file(g->mountinfo, MOUNTINFO_MAX, &text) < 0)
 		return true;
 	return gate_parse_writable(text, g->path) != 0;
 }

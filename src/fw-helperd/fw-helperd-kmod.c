@@ -393,48 +393,6 @@ void companion_entries_free(CompanionEntry *e, size_t n)
 	free(e);
 }
 
-/*
- * The whole of the entries file. The kernel hands out a sysfs file a page per read(): one
- * read() would cut the list at 4 KiB, and pin_check() and any_loading() would miss what
- * follows. So read to the end of file.
- */
-static int read_entries_text(const char *path, char **ret)
-{
-	_cleanup_close_ int fd = -EBADF;
-	_cleanup_free_ char *buf = NULL;
-	size_t size = 0, len = 0;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return -errno;
-	for (;;) {
-		ssize_t n;
-
-		if (size - len < 4096 + 1) {
-			char *grown;
-
-			if (size >= ENTRIES_TEXT_MAX)
-				return -EFBIG;
-			size = size ? size * 2 : 16384;
-			grown = realloc(buf, size);
-			if (!grown)
-				return -ENOMEM;
-			buf = grown;
-		}
-		n = read(fd, buf + len, size - len - 1);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	buf[len] = 0;
-	*ret = TAKE_PTR(buf);
-	return 0;
-}
-
 int companion_entries(Companion *c, CompanionEntry **ret, size_t *ret_n)
 {
 	_cleanup_free_ char *text = NULL, *path = NULL;
@@ -448,7 +406,9 @@ int companion_entries(Companion *c, CompanionEntry **ret, size_t *ret_n)
 	path = path_join(c->dir, "entries");
 	if (!path)
 		return -ENOMEM;
-	r = read_entries_text(path, &text);
+	/* to the end: sysfs gives a page per read(), and one read() would cut the list at
+	 * 4 KiB, so that pin_check() and any_loading() missed what follows */
+	r = read_full_file(path, ENTRIES_TEXT_MAX, &text);
 	if (r < 0)
 		return r;
 	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {

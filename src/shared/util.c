@@ -63,6 +63,45 @@ int read_string_at(int dirfd, const char *path, char **ret)
 	return 0;
 }
 
+int read_full_file(const char *path, size_t max, char **ret)
+{
+	_cleanup_close_ int fd = -EBADF;
+	_cleanup_free_ char *buf = NULL;
+	size_t allocated = 0, len = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		ssize_t n;
+
+		if (allocated - len < 4096 + 1) {
+			char *grown;
+
+			if (allocated >= max)
+				return -EFBIG;
+			allocated = allocated ? allocated * 2 : 16384;
+			grown = realloc(buf, allocated);
+			if (!grown)
+				return -ENOMEM;
+			buf = grown;
+		}
+		n = read(fd, buf + len, allocated - len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	if (!buf && !(buf = malloc(1)))
+		return -ENOMEM;
+	buf[len] = 0;
+	*ret = TAKE_PTR(buf);
+	return 0;
+}
+
 int safe_atou64(const char *s, uint64_t *ret)
 {
 	unsigned long long v;

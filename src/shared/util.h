@@ -18,6 +18,10 @@ int write_string_at(int dirfd, const char *path, const char *s);
 /* Reads a small file (< 64 KiB), strips the trailing newline. */
 int read_string_at(int dirfd, const char *path, char **ret);
 
+/* Reads a file to its end, however the kernel splits it (sysfs: a page per read(); /proc:
+ * st_size 0), into a NUL-terminated string; -EFBIG past max bytes. */
+int read_full_file(const char *path, size_t max, char **ret);
+
 int safe_atou64(const char *s, uint64_t *ret);
 /* Parses a size with an optional K/M/G suffix (1024-based). */
 int parse_size(const char *s, uint64_t *ret);
