@@ -25,39 +25,12 @@ apt_dir=$cache/apt
 log() { echo "firmware-package.sh: $*" >&2; }
 die() { log "$*"; exit 1; }
 
-. /etc/os-release
-codename=${VERSION_CODENAME:?no VERSION_CODENAME in /etc/os-release}
+# host_sources() and $codename: the host's Debian entries, as the VM images take them.
+. "$(dirname "$0")/image.sh"
 
-# The host's Debian entries for $codename, $codename-updates and
-# $codename-security (as in rootfs.sh), with their components replaced by
-# non-free-firmware, as one deb822 document.
+# Those entries with their components replaced by non-free-firmware.
 firmware_sources() {
-	for f in /etc/apt/sources.list.d/*.sources; do
-		[ -f "$f" ] || continue
-		awk -v c="$codename" '
-			function flush() {
-				if (keep && deb) printf "%s\n", stanza
-				stanza = ""; keep = 0; deb = 0
-			}
-			/^#/ { next }
-			/^[ \t]*$/ { flush(); next }
-			$1 == "Components:" { stanza = stanza "Components: non-free-firmware\n"; next }
-			{
-				stanza = stanza $0 "\n"
-				if ($1 == "Types:") for (i = 2; i <= NF; i++) if ($i == "deb") deb = 1
-				if ($1 == "Suites:") for (i = 2; i <= NF; i++)
-					if ($i ~ "^" c "(-(updates|security))?$") keep = 1
-				if ($1 == "Enabled:" && $2 == "no") { keep = 0; deb = 0 }
-			}
-			END { flush() }' "$f"
-	done
-	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
-		[ -f "$f" ] || continue
-		sed -e 's/#.*//' -e 's/\[[^]]*\]//' "$f" | awk -v c="$codename" '
-			$1 == "deb" && $3 ~ "^" c "(-(updates|security))?$" {
-				printf "Types: deb\nURIs: %s\nSuites: %s\nComponents: non-free-firmware\n\n", $2, $3
-			}'
-	done
+	host_sources | sed 's/^Components:.*/Components: non-free-firmware/'
 }
 
 mkdir -p "$apt_dir/sources.list.d" "$apt_dir/lists/partial" "$apt_dir/archives/partial"
