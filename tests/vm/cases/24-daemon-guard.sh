@@ -22,7 +22,7 @@ expect_abort_within_1s() {
 	note "$2: answered ($answered) after $ms ms"
 	[ "$answered" = failed ] || fail "$2: request served"
 	[ "$ms" -lt 1000 ] || fail "$2: answered after $ms ms, not within 1 s"
-	journalctl -q -o cat -b MESSAGE_ID=$MSG_GUARD FW_REASON="$3" | grep -q "$1" \
+	journalctl -q -o export -b MESSAGE_ID=$MSG_GUARD FIRMWARE="$1" | grep -qxE "FW_REASON=($3)" \
 		|| fail "$2: no guard entry with FW_REASON=$3"
 }
 
@@ -68,14 +68,17 @@ mkdir -p /run/systemd/system/fw-helperd.service.d
 printf '[Unit]\nStartLimitIntervalSec=120\nStartLimitBurst=3\n[Service]\nExecStartPre=\nExecStartPre=/bin/false\n' \
 	> /run/systemd/system/fw-helperd.service.d/99-crash.conf
 systemctl daemon-reload
+# systemd 252 keeps Result=exit-code when the limit stops a unit that had failed already:
+# its own word for it is in the journal.
+limit_hit() { journalctl -q -b -u fw-helperd.service | grep -q 'Start request repeated too quickly'; }
 for _ in $(seq 10); do
 	systemctl restart fw-helperd 2>/dev/null
-	[ "$(systemctl show -P Result fw-helperd)" = start-limit-hit ] && break
+	limit_hit && break
 	sleep 0.2
 done
 note "after the crash loop: Result=$(systemctl show -P Result fw-helperd)"
-[ "$(systemctl show -P Result fw-helperd)" = start-limit-hit ] || fail "start limit not hit"
-expect_abort_within_1s guard.bin "start limit hit" start-limit-hit
+limit_hit || fail "start limit not hit"
+expect_abort_within_1s guard.bin "start limit hit" "start-limit-hit|unit-failed"
 rm -f /run/systemd/system/fw-helperd.service.d/99-crash.conf
 systemctl daemon-reload
 systemctl reset-failed fw-helperd
