@@ -141,7 +141,7 @@ while :; do
 		-serial file:"$run/console-$boot.log" -serial file:"$run/result-$boot.log" </dev/null || rc=$?
 	[ -n "$tail_pid" ] && kill "$tail_pid" 2>/dev/null
 	# the narrating pipeline's tail outlives its sed
-	[ $narrate = 1 ] && pkill -f "tail -n +1 -f $run/result-$boot.log" 2>/dev/null
+	[ $narrate = 0 ] || pkill -f "tail -n +1 -f $run/result-$boot.log" || true
 	log "boot $boot: qemu ran $(( ($(date +%s%N) - t) / 1000000 ))ms (exit $rc)"
 	tr -d '\r' <"$run/result-$boot.log" >>"$run/result.txt"
 	cat "$run/console-$boot.log" >>"$run/console.log"
