@@ -16,7 +16,11 @@ at_exit "echo '*' > /sys/kernel/fwh_cache/uncache 2>/dev/null; echo $old_max > /
 for n in dev-a dev-b conf-a conf-b conf-c; do blob "$SRV/order/$n.bin" 3000; done
 printf '[Sleep]\nPrewarmFirmware=order/conf-a.bin order/conf-b.bin order/conf-c.bin\nCacheReleaseSec=60\n' \
 	> /etc/fw-helperd/fw-helperd.conf.d/60-order.conf
-systemctl restart fw-helperd
+# Names earlier cases had test_firmware ask for would rank with this case's own: start
+# from an empty registry (kept across restarts in /run).
+systemctl stop fw-helperd
+rm -f /run/fw-helperd/registry
+systemctl start fw-helperd
 fwh_wait_active
 # the configured names are known first; then a device asks for two names
 expect_served order/dev-a.bin "$SRV/order/dev-a.bin"
