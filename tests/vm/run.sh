@@ -196,7 +196,9 @@ done
 # --- boot -------------------------------------------------------------------------
 bed_qemu_base "$VMLINUZ" "$initrd"
 # panic=-1 + -no-reboot: a kernel panic ends qemu instead of hanging.
-append="console=ttyS0 panic=-1 mitigations=off fwh.cases=$cases fwh.case_timeout=$case_timeout"
+# log_buf_len: cases read the kernel's log since their start (dmesg); a whole suite
+# overflows the default ring buffer before the last cases.
+append="console=ttyS0 panic=-1 mitigations=off log_buf_len=16M fwh.cases=$cases fwh.case_timeout=$case_timeout"
 [ $keep = 1 ] && append="$append fwh.keep=1"
 echo "$append" >"$run/cmdline"
 : >"$run/console.log"
