@@ -107,7 +107,7 @@ check "no request left open: '$(pending_requests | tr '\n' ' ')'" test -z "$(pen
 
 # 6.1 warns "sysfs group 'power' not found for kobject '<name>'" from device_del() when the
 # request ends after its device went: the kernel's own parent-before-child removal, shown.
-dmesg | sed -n "/fwh-vmtest: starting $FWH_CASE\$/,\$p" >dmesg.txt
+dmesg | sed -n "/fwh-vmtest: starting $FWH_CASE\( (boot [0-9]*)\)\{0,1\}\$/,\$p" >dmesg.txt
 check "the kernel's log of this case was read" \
 	grep -q "fallback for: unplug-early.bin" dmesg.txt
 grep -E 'WARNING:|sysfs group|kobject' dmesg.txt | sed 's/^/  kernel: /'

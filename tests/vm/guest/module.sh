@@ -57,7 +57,7 @@ dmesg_time() {
 
 # check_dmesg: no warning, oops or BUG since this case started.
 check_dmesg() {
-	dmesg | sed -n "/fwh-vmtest: starting $FWH_CASE\$/,\$p" >"$FWH_CASE_TMP/dmesg"
+	dmesg | sed -n "/fwh-vmtest: starting $FWH_CASE\( (boot [0-9]*)\)\{0,1\}\$/,\$p" >"$FWH_CASE_TMP/dmesg"
 	if grep -E 'WARNING:|BUG:|Oops|general protection|refcount_t|list_del corruption|kobject.*already' \
 		"$FWH_CASE_TMP/dmesg"; then
 		fail "kernel complained, see above"
