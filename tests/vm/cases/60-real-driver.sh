@@ -74,6 +74,12 @@ modprobe e100 || fail "modprobe e100"
 # fw-helperd keeps a device's needs as long as the device exists, across restarts too: at
 # the end e100 goes, the NICs go away (their "remove" uevents make the daemon forget them)
 # and come back unbound (e100's autoload is blacklisted), so no e100 name outlives the case.
+# e100_forgotten: fw-helperd answered `fwctl list`, and with no e100 name. A failed call
+# is not an answer (its empty output would pass for one).
+e100_forgotten() {
+	fwctl list >"$FWH_CASE_TMP/list" 2>"$FWH_CASE_TMP/list.err" || return 1
+	! grep -qF e100/ "$FWH_CASE_TMP/list"
+}
 replug_nics() {
 	modprobe -r e100
 	for _d in "$ER" "$F"; do
@@ -82,7 +88,7 @@ replug_nics() {
 	udevadm settle -t 30
 	# The daemon forgets a device's names when it hears of its removal, and keeps them
 	# if the device is back by then: let it hear before the rescan brings them back.
-	wait_until 20 sh -c '! fwctl list 2>/dev/null | grep -qF e100/' || forgotten=no
+	wait_until 20 e100_forgotten || forgotten=no
 	echo 1 >/sys/bus/pci/rescan
 	udevadm settle -t 30
 	# shellcheck disable=SC2034 # read by at_exit
@@ -207,8 +213,12 @@ link_down "$ER_IF"
 
 fwctl list | grep -F 'e100/' | sed 's/^/  fwctl list: /'
 replug_nics
-[ -z "${forgotten:-}" ] && ! fwctl list | grep -qF e100/ \
-	|| { fwctl list; fail "fw-helperd still lists e100 names after the NICs went away"; }
+if [ -n "${forgotten:-}" ] || ! e100_forgotten; then
+	grep -F e100/ "$FWH_CASE_TMP/list"
+	cat "$FWH_CASE_TMP/list.err"
+	journal_since_mark _SYSTEMD_UNIT="$FWH_UNIT" | tail -n 30
+	fail "fw-helperd still lists e100 names after the NICs went away (wait: ${forgotten:-ok})"
+fi
 [ -e "$ER/vendor" ] && [ -e "$F/vendor" ] || fail "the NICs did not come back after the PCI rescan"
 lsmod | grep -q '^e100 ' && fail "e100 loaded again after the rescan (autoload not blacklisted?)"
 info "e100 unloaded, NICs removed and rescanned: back without a driver, no e100 name left in fw-helperd's registry"
