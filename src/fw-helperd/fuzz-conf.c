@@ -82,5 +82,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_ASSERT(a->workers == b->workers && a->max_size == b->max_size);
 	FUZZ_ASSERT(strv_same(a->search_path, b->search_path));
 	FUZZ_ASSERT(strv_same(a->optional_firmware, b->optional_firmware));
+	FUZZ_ASSERT(strv_same(a->custom_fallback, b->custom_fallback));
 	return 0;
 }

@@ -173,7 +173,7 @@ static int rescan_authorized(sd_bus_message *message, void *userdata, sd_bus_err
 	Manager *m = userdata;
 	int r;
 
-	r = manager_rescan(m);
+	r = manager_rescan_all(m);
 	if (r < 0)
 		return r;
 	return sd_bus_reply_method_return(message, "u", (uint32_t)r);

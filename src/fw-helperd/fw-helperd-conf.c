@@ -385,6 +385,7 @@ static const ConfigItem config_items[] = {
 	{ "Service",  "Workers",          config_parse_workers,      offsetof(Config, workers) },
 	{ "Service",  "EventSource",      config_parse_event_source, offsetof(Config, event_source) },
 	{ "Service",  "TimeoutMarginSec", config_parse_timespan,     offsetof(Config, timeout_margin) },
+	{ "Service",  "CustomFallback",   config_parse_strv,         offsetof(Config, custom_fallback) },
 	{ "Sleep",    "PrewarmFirmware",  config_parse_strv,         offsetof(Config, prewarm_firmware) },
 	{ "Sleep",    "PrewarmMemoryMax", config_parse_size,         offsetof(Config, prewarm_memory_max) },
 	{ "Sleep",    "PrewarmTimeoutSec", config_parse_timespan,    offsetof(Config, prewarm_timeout) },
@@ -424,6 +425,7 @@ Config *config_free(Config *c)
 		return NULL;
 	strv_free(c->search_path);
 	strv_free(c->optional_firmware);
+	strv_free(c->custom_fallback);
 	strv_free(c->prewarm_firmware);
 	strv_free(c->integrity_root_policy);
 	strv_free(c->integrity_manifests);

@@ -39,6 +39,7 @@ typedef struct Config {
 	unsigned workers;		/* Workers=: concurrent requests (4) */
 	EventSource event_source;	/* EventSource=: udev | kernel | none */
 	usec_t timeout_margin;		/* TimeoutMarginSec=: answer or abort this long before the kernel gives up (1s) */
+	char **custom_fallback;		/* CustomFallback=: no-uevent requests scans may take (names or /devices/ paths, globs) */
 
 	/* [Sleep] (fw-helperd-sleep.h) */
 	char **prewarm_firmware;	/* PrewarmFirmware=: names held in memory across suspend, asked for or not */

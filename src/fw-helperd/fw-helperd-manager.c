@@ -159,6 +159,15 @@ static bool answered_lately(Manager *m, ino_t ino)
 	return false;
 }
 
+static Request *find_request(Manager *m, const char *kobj);
+
+bool manager_knows_request(Manager *m, const char *sysfs_dir)
+{
+	const char *kobj = strrchr(sysfs_dir, '/');
+
+	return find_request(m, kobj ? kobj + 1 : sysfs_dir) || answered_lately(m, dir_ino(sysfs_dir));
+}
+
 static Request *find_request(Manager *m, const char *kobj)
 {
 	for (Request *r = m->requests; r; r = r->next)
@@ -477,7 +486,12 @@ static void manager_rescan_cb(void *userdata)
 
 int manager_rescan(Manager *m)
 {
-	return manager_udev_scan(m);
+	return manager_udev_scan(m, SCAN_AUTOMATIC);
+}
+
+int manager_rescan_all(Manager *m)
+{
+	return manager_udev_scan(m, SCAN_ALL);
 }
 
 int manager_reload(Manager *m)
@@ -561,12 +575,15 @@ void manager_stop(Manager *m)
 	if (m->state == MANAGER_STOPPING)
 		return;
 	/*
-	 * Requests udev sees from now on are tagged again and start a successor once we are gone.
-	 * Any it saw before are in sysfs already: take them all, none is left to nobody.
+	 * Requests udev sees from now on go to the guard, which starts a successor once we are
+	 * gone. Those whose events are queued here are taken; the scan hands any other pending
+	 * one to udev again (manager_udev_scan()): none is left to nobody.
 	 */
 	listening_flag_set(m, false);
-	if (m->state == MANAGER_RUNNING)
+	if (m->state == MANAGER_RUNNING) {
+		manager_udev_drain(m);
 		(void)manager_rescan(m);
+	}
 	m->state = MANAGER_STOPPING;
 	(void)sd_notify(false, "STOPPING=1");
 	manager_udev_stop(m);

@@ -114,8 +114,15 @@ typedef struct RequestInfo {
 int manager_submit(Manager *m, const RequestInfo *info);
 /* Hands a taken request to a worker (the sleep side calls it for deferred ones). */
 int manager_dispatch(Manager *m, Request *req);
-/* Looks for pending requests in sysfs; returns how many were new. */
+/*
+ * Looks for pending requests in sysfs; returns how many were new. manager_rescan() leaves
+ * other programs' requests alone (fw-helperd-udev.c: scan_may_take()); manager_rescan_all()
+ * is the admin's word (fwctl rescan) and takes every one.
+ */
 int manager_rescan(Manager *m);
+int manager_rescan_all(Manager *m);
+/* Whether the request in sysfs_dir is in flight or was answered a moment ago. */
+bool manager_knows_request(Manager *m, const char *sysfs_dir);
 int manager_reload(Manager *m);
 /* The companion module was loaded while we run without it: take it (see the .c). */
 void manager_module_returned(Manager *m);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <dirent.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <libgen.h>
 #include <libudev.h>
 #include <limits.h>
@@ -235,6 +236,15 @@ int manager_udev_start(Manager *m)
 	return 0;
 }
 
+void manager_udev_drain(Manager *m)
+{
+	/* the kernel's copies first, as when both are readable (manager_udev_start()) */
+	if (m->kernel_monitor)
+		(void)on_kernel_uevent(m->kernel_monitor_source, -1, EPOLLIN, m);
+	if (m->monitor)
+		(void)on_uevent(m->monitor_source, -1, EPOLLIN, m);
+}
+
 int manager_udev_watch_subsystem(Manager *m, const char *subsystem)
 {
 	int r;
@@ -259,20 +269,64 @@ void manager_udev_stop(Manager *m)
 	m->udev = udev_unref(m->udev);
 }
 
-/* Where udev runs, its database says whether an admin excluded the request. */
-static bool excluded_by_udev(Manager *m, const char *syspath)
+typedef enum UdevVerdict {
+	UDEV_UNSEEN,	/* no database entry: not processed yet, or never sent (no uevent) */
+	UDEV_TAKE,	/* processed, and an event went out: a uevent request */
+	UDEV_EXCLUDED,	/* processed, and an admin's rule set FW_HELPERD_IGNORE=1 */
+} UdevVerdict;
+
+/*
+ * What udev's database says of a request. Only a request with a uevent gets an entry (our
+ * rule makes sure it has one while the daemon is away: FW_HELPERD_UEVENT); one without is
+ * either still in udev's queue or was sent with no uevent at all.
+ */
+static UdevVerdict udev_verdict(Manager *m, const char *syspath)
 {
 	struct udev_device *d;
-	bool excluded;
+	UdevVerdict v;
 
 	if (!m->udev)
-		return false;
+		return UDEV_UNSEEN;
 	d = udev_device_new_from_syspath(m->udev, syspath);
 	if (!d)
-		return false;
-	excluded = is_excluded(d);
+		return UDEV_UNSEEN;
+	v = !udev_device_get_is_initialized(d) ? UDEV_UNSEEN : is_excluded(d) ? UDEV_EXCLUDED : UDEV_TAKE;
 	udev_device_unref(d);
-	return excluded;
+	return v;
+}
+
+/* fwh_cache's own entries ask through the custom fallback, without a uevent (module/). */
+static bool is_companion_request(const char *devpath)
+{
+	return devpath && startswith(devpath, "/devices/" COMPANION_MODULE_NAME "/");
+}
+
+/* CustomFallback=: names (globs) or device paths (from "/devices/") that are ours too. */
+static bool configured_custom_fallback(Manager *m, const char *name, const char *devpath)
+{
+	for (char **p = m->config->custom_fallback; p && *p; p++)
+		if (**p == '/' ? devpath && fnmatch(*p, devpath, 0) == 0 : fnmatch(*p, name, 0) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * The kernel repeats a request's add event when asked to (as `udevadm trigger` does), but
+ * never for one sent without a uevent: its device keeps uevents suppressed. So this hands a
+ * uevent request to udev's rules (which may exclude it) and leaves another program's
+ * no-uevent request (dell_rbu's BIOS upload, with no timeout) to that program.
+ */
+static void ask_kernel_again(Manager *m, const char *syspath)
+{
+	_cleanup_close_ int dirfd = -EBADF;
+	int r;
+
+	if (manager_knows_request(m, syspath))
+		return;
+	dirfd = open(syspath, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	r = dirfd < 0 ? -errno : write_string_at(dirfd, "uevent", "add");
+	if (r < 0 && r != -ENOENT)
+		log_debug_errno(r, "Cannot ask the kernel to repeat the event of %s: %m", syspath);
 }
 
 unsigned uevent_parse(char *text, char **ret_name)
@@ -312,10 +366,11 @@ static bool same_as_dirname(const char *name, const char *dirname)
 	return *name == *dirname;
 }
 
-static int scan_entry(Manager *m, int dirfd, const char *class_dir, const char *entry)
+static int scan_entry(Manager *m, int dirfd, const char *class_dir, const char *entry, ScanScope scope)
 {
 	_cleanup_free_ char *link = NULL, *name = NULL, *devpath = NULL;
 	char syspath[PATH_MAX];
+	UdevVerdict verdict;
 	unsigned timeout;
 
 	if (faccessat(dirfd, entry, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
@@ -332,7 +387,8 @@ static int scan_entry(Manager *m, int dirfd, const char *class_dir, const char *
 		return log_oom();
 	if (!realpath(link, syspath))
 		return 0; /* gone meanwhile */
-	if (excluded_by_udev(m, syspath))
+	verdict = udev_verdict(m, syspath);
+	if (verdict == UDEV_EXCLUDED)
 		return 0;
 	timeout = read_uevent(syspath, &name);
 	if (name && !same_as_dirname(name, entry))
@@ -340,6 +396,12 @@ static int scan_entry(Manager *m, int dirfd, const char *class_dir, const char *
 	if (!name && fw_name_from_sysfs(entry, &name) < 0)
 		return log_oom();
 	devpath = requester_devpath(m->options.sysfs_root, syspath);
+	/* Without events (EventSource=none) scans are all there is. */
+	if (scope == SCAN_AUTOMATIC && m->monitor && verdict == UDEV_UNSEEN &&
+	    !is_companion_request(devpath) && !configured_custom_fallback(m, name, devpath)) {
+		ask_kernel_again(m, syspath);
+		return 0;
+	}
 	return manager_submit(m, &(RequestInfo){
 		.name = name,
 		.sysfs_dir = syspath,
@@ -365,14 +427,14 @@ int manager_udev_scan_one(Manager *m, const char *kobj, ino_t old_ino)
 	if (fstatat(dirfd, kobj, &st, 0) < 0 || st.st_ino == old_ino)
 		r = 0;
 	else
-		r = scan_entry(m, dirfd, class_dir, kobj);
+		r = scan_entry(m, dirfd, class_dir, kobj, SCAN_AUTOMATIC);
 	close(dirfd);
 	if (r > 0)
 		log_debug("Took request %s, asked again while its predecessor was answered.", kobj);
 	return r;
 }
 
-int manager_udev_scan(Manager *m)
+int manager_udev_scan(Manager *m, ScanScope scope)
 {
 	_cleanup_free_ char *class_dir = NULL;
 	DIR *d;
@@ -387,7 +449,7 @@ int manager_udev_scan(Manager *m)
 	for (struct dirent *de; (de = readdir(d));) {
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
-		if (scan_entry(m, dirfd(d), class_dir, de->d_name) > 0)
+		if (scan_entry(m, dirfd(d), class_dir, de->d_name, scope) > 0)
 			found++;
 	}
 	closedir(d);

@@ -132,7 +132,8 @@ static int test_every_key(void)
 		    "[Service]\n"
 		    "Workers=8\n"
 		    "EventSource=kernel\n"
-		    "TimeoutMarginSec=500ms\n",
+		    "TimeoutMarginSec=500ms\n"
+		    "CustomFallback=dell_rbu /devices/platform/x*\n",
 		    &c, &log) == 0);
 	CHECK(log[0] == 0);
 	CHECK(strv_equal(c->search_path,
@@ -144,6 +145,7 @@ static int test_every_key(void)
 	CHECK(c->workers == 8);
 	CHECK(c->event_source == EVENT_SOURCE_KERNEL);
 	CHECK(c->timeout_margin == 500 * USEC_PER_MSEC);
+	CHECK(strv_equal(c->custom_fallback, (const char *const[]){ "dell_rbu", "/devices/platform/x*", NULL }));
 	return 0;
 }
 
