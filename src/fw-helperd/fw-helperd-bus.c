@@ -203,6 +203,7 @@ static int method_list_firmware(sd_bus_message *message, void *userdata, sd_bus_
 	Manager *m = userdata;
 	int r;
 
+	sleep_forget_gone_devices(m->sleep);
 	r = sd_bus_message_new_method_return(message, &reply);
 	if (r < 0)
 		return r;

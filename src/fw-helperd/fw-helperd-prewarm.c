@@ -287,6 +287,7 @@ int prewarm_start(Sleep *s, bool for_sleep)
 	}
 	if (s->module_timer)
 		return 0; /* done already, handing off to the companion module */
+	sleep_forget_gone_devices(s);
 	s->grace_timer = sd_event_source_disable_unref(s->grace_timer);
 	b = calloc(1, sizeof(*b));
 	if (!b)

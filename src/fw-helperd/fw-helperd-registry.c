@@ -158,6 +158,23 @@ int registry_forget_device(Registry *r, const char *devpath)
 	return forgotten;
 }
 
+int registry_forget_absent(Registry *r, bool (*device_present)(const char *devpath, void *userdata),
+			   void *userdata)
+{
+	_cleanup_strv_free_ char **gone = NULL;
+	int forgotten = 0;
+
+	/* collected first: forgetting may free the entries walked */
+	for (RegistryEntry *e = r->entries; e; e = e->next)
+		for (char **d = e->devices; d && *d; d++)
+			if (!strv_contains(gone, *d) && !device_present(*d, userdata) &&
+			    strv_extend(&gone, *d) < 0)
+				return -ENOMEM;
+	for (char **d = gone; d && *d; d++)
+		forgotten += registry_forget_device(r, *d);
+	return forgotten;
+}
+
 int registry_set_source(Registry *r, RegistrySource source, char *const *names)
 {
 	for (RegistryEntry *e = r->entries, *next; e; e = next) {

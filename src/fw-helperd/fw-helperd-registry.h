@@ -49,6 +49,9 @@ int registry_record(Registry *r, const char *name, const char *devpath, uint64_t
 
 /* Drops devpath's references; returns how many names were forgotten with it. */
 int registry_forget_device(Registry *r, const char *devpath);
+/* Drops every device device_present() says is gone; returns how many names went with them. */
+int registry_forget_absent(Registry *r, bool (*device_present)(const char *devpath, void *userdata),
+			   void *userdata);
 
 /*
  * Makes names (NULL-terminated, may be NULL) exactly the set carrying source, which must be

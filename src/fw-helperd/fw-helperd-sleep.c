@@ -473,7 +473,20 @@ void sleep_device_removed(Sleep *s, const char *devpath)
 	int n = registry_forget_device(s->registry, devpath);
 
 	if (n > 0)
-		log_debug("%s went away, %d firmware names no longer needed.", devpath, n);
+		log_info("%s went away, %d firmware names no longer needed.", devpath, n);
+	save_registry(s);
+}
+
+void sleep_forget_gone_devices(Sleep *s)
+{
+	int n = registry_forget_absent(s->registry, device_present, s);
+
+	if (n < 0) {
+		log_oom();
+		return;
+	}
+	if (n > 0)
+		log_info("Devices went away unheard of, %d firmware names no longer needed.", n);
 	save_registry(s);
 }
 

@@ -114,6 +114,12 @@ void sleep_request_done(Sleep *s, Request *req);
 
 void sleep_mounts_changed(Sleep *s);
 void sleep_device_removed(Sleep *s, const char *devpath);
+/*
+ * The same for every device that is gone, heard of or not: a removal reaches us only through
+ * udev's monitor, filtered by subsystem, and one missed would keep the device's names for
+ * every later prewarm. Done before each prewarm and before the names are listed.
+ */
+void sleep_forget_gone_devices(Sleep *s);
 void sleep_config_changed(Sleep *s);
 
 /* Prewarm(): fills the cache now; replies (u entries, t bytes) to message when done. */

@@ -78,6 +78,32 @@ static void test_sources(void)
 	      "empty config: nothing left");
 }
 
+static bool present_unless_gone(const char *devpath, void *userdata)
+{
+	return !strv_contains(userdata, devpath);
+}
+
+/* Devices gone without their removal heard of: found by looking, as at each prewarm. */
+static void test_forget_absent(void)
+{
+	_cleanup_(registry_freep) Registry *r = NULL;
+	char *gone[] = { "/devices/pci/a", "/devices/pci/b", NULL };
+
+	check(registry_new(NULL, &r) == 0, "new registry");
+	check(registry_record(r, "one.bin", "/devices/pci/a", 1) == 1 &&
+	      registry_record(r, "two.bin", "/devices/pci/a", 1) == 1 &&
+	      registry_record(r, "two.bin", "/devices/pci/b", 1) == 1 &&
+	      registry_record(r, "three.bin", "/devices/pci/b", 1) == 1 &&
+	      registry_record(r, "three.bin", "/devices/usb/c", 1) == 1 &&
+	      registry_record(r, "four.bin", "/devices/usb/c", 1) == 1, "four names of three devices");
+	check(registry_forget_absent(r, present_unless_gone, gone) == 2, "a and b gone: two names with them");
+	check(!registry_find(r, "one.bin") && !registry_find(r, "two.bin"), "their names forgotten");
+	check(registry_find(r, "three.bin") && strv_length(registry_find(r, "three.bin")->devices) == 1,
+	      "a name another present device needs stays, with that device only");
+	check(registry_find(r, "four.bin"), "the present device's own name stays");
+	check(registry_forget_absent(r, present_unless_gone, gone) == 0, "nothing more to forget");
+}
+
 static bool not_skipped(const char *name, void *userdata)
 {
 	return strcmp(name, userdata) != 0;
@@ -180,6 +206,7 @@ int main(void)
 {
 	test_references();
 	test_sources();
+	test_forget_absent();
 	test_rank();
 	test_persistence();
 	printf("%u failed\n", n_failed);

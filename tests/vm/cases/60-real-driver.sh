@@ -81,6 +81,9 @@ e100_forgotten() {
 	! grep -qF e100/ "$FWH_CASE_TMP/list"
 }
 replug_nics() {
+	udevadm monitor --udev --subsystem-match=pci >"$FWH_CASE_TMP/pci-events" 2>&1 &
+	_mon=$!
+	sleep 0.5
 	modprobe -r e100
 	for _d in "$ER" "$F"; do
 		[ -e "$_d/remove" ] && echo 1 >"$_d/remove"
@@ -89,6 +92,7 @@ replug_nics() {
 	# The daemon forgets a device's names when it hears of its removal, and keeps them
 	# if the device is back by then: let it hear before the rescan brings them back.
 	wait_until 20 e100_forgotten || forgotten=no
+	kill "$_mon" 2>/dev/null
 	echo 1 >/sys/bus/pci/rescan
 	udevadm settle -t 30
 	# shellcheck disable=SC2034 # read by at_exit
@@ -217,8 +221,12 @@ if [ -n "${forgotten:-}" ] || ! e100_forgotten; then
 	grep -F e100/ "$FWH_CASE_TMP/list"
 	cat "$FWH_CASE_TMP/list.err"
 	journal_since_mark _SYSTEMD_UNIT="$FWH_UNIT" | tail -n 30
+	sed 's/^/  udev: /' "$FWH_CASE_TMP/pci-events"
 	fail "fw-helperd still lists e100 names after the NICs went away (wait: ${forgotten:-ok})"
 fi
+# How it knew: from the removal uevents, or by looking when asked (a removal not heard of).
+info "fw-helperd on the removal: $(journal_since_mark _SYSTEMD_UNIT="$FWH_UNIT" |
+	grep -E 'went away' | sed 's/.*fw-helperd\[[0-9]*\]: //' | tr '\n' ' ')"
 [ -e "$ER/vendor" ] && [ -e "$F/vendor" ] || fail "the NICs did not come back after the PCI rescan"
 lsmod | grep -q '^e100 ' && fail "e100 loaded again after the rescan (autoload not blacklisted?)"
 info "e100 unloaded, NICs removed and rescanned: back without a driver, no e100 name left in fw-helperd's registry"
