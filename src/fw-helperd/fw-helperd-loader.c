@@ -280,9 +280,6 @@ static int walk_splice_symlink(int link_fd, const char *rest, char **todo)
 	if (n < 0)
 		return -errno;
 	target[n] = 0;
-	/* RESOLVE_BENEATH refuses absolute symlinks outright, wherever they point */
-	if (target[0] == '/')
-		return -EXDEV;
 	if (asprintf(&next, "%s/%s", target, rest) < 0)
 		return -ENOMEM;
 	free(*todo);
@@ -348,6 +345,9 @@ static int walk_beneath(int root_fd, const char *path, int *ret_fd, bool *ret_de
 			r = walk_splice_symlink(fd, todo, &todo);
 			if (r < 0)
 				return r;
+			/* RESOLVE_BENEATH refuses absolute symlinks outright, wherever they point */
+			if (todo[0] == '/')
+				return -EXDEV;
 		} else if (S_ISDIR(st.st_mode)) {
 			depth = strcmp(comp, "..") == 0 ? depth - 1 : depth + 1;
 			*ret_descended = true;
@@ -427,6 +427,98 @@ static int open_beneath(int root_fd, const char *path, int *ret_fd)
 		log_debug_errno(r, "openat2() is not usable (%m), resolving firmware paths by hand.");
 	}
 	return open_beneath_fallback(root_fd, path, ret_fd);
+}
+
+/* Appends "/" + comp to the canonical path, or drops its last component for "..". */
+static int canonical_step(char canonical[static PATH_MAX], const char *comp)
+{
+	size_t len = strlen(canonical), n = strlen(comp);
+	char *slash;
+
+	if (strcmp(comp, "..") == 0) {
+		slash = strrchr(canonical, '/');
+		if (slash)
+			*slash = 0; /* ".." of "/" is "/" */
+		return 0;
+	}
+	if (len + 1 + n >= PATH_MAX)
+		return -ENAMETOOLONG;
+	canonical[len] = '/';
+	memcpy(canonical + len + 1, comp, n + 1);
+	return 0;
+}
+
+static int walk_from_slash(int *dir_fd, char canonical[static PATH_MAX])
+{
+	int fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	safe_close(*dir_fd);
+	*dir_fd = fd;
+	canonical[0] = 0;
+	return 0;
+}
+
+/*
+ * Resolves the absolute path as the kernel's loader does, following every symlink wherever
+ * it leads, but one O_PATH|O_NOFOLLOW step at a time, so that it ends with a handle of what
+ * the path reached and that object's canonical path ("" stands for "/"). Where it lies is
+ * not decided here: the handle is matched against a lookup beneath a root afterwards.
+ */
+static int walk_canonical(const char *path, char canonical[static PATH_MAX], int *ret_fd)
+{
+	_cleanup_free_ char *todo = NULL;
+	_cleanup_close_ int dir_fd = -EBADF;
+	char comp[NAME_MAX + 1];
+	unsigned links = 0;
+	bool last;
+	int r;
+
+	todo = strdup(path);
+	if (!todo)
+		return -ENOMEM;
+	r = walk_from_slash(&dir_fd, canonical);
+	if (r < 0)
+		return r;
+
+	while ((r = walk_next(&todo, comp, &last)) > 0) {
+		_cleanup_close_ int fd = -EBADF;
+		struct stat st;
+
+		if (strcmp(comp, ".") == 0)
+			continue;
+		fd = openat(dir_fd, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		if (fstat(fd, &st) < 0)
+			return -errno;
+		if (S_ISLNK(st.st_mode)) {
+			if (++links > SYMLINKS_MAX)
+				return -ELOOP;
+			r = walk_splice_symlink(fd, todo, &todo);
+			if (r >= 0 && todo[0] == '/')
+				r = walk_from_slash(&dir_fd, canonical);
+			if (r < 0)
+				return r;
+			continue;
+		}
+		r = canonical_step(canonical, comp);
+		if (r < 0)
+			return r;
+		if (!S_ISDIR(st.st_mode)) {
+			if (!last)
+				return -ENOTDIR;
+			*ret_fd = TAKE_FD(fd);
+			return 0;
+		}
+		safe_close(dir_fd);
+		dir_fd = TAKE_FD(fd);
+	}
+	if (r < 0)
+		return r;
+	*ret_fd = TAKE_FD(dir_fd); /* the path ended on a directory */
+	return 0;
 }
 
 /* The decompressed image, growing by doubling up to limit + 1: one byte past means too big. */
@@ -675,23 +767,121 @@ static int open_root(const char *root)
 	return error_is_absent(r) || r == -EACCES ? -ENOENT : r;
 }
 
-static int try_root(const char *root, int root_fd, const char *name, const char *suffix,
-		    FwCompression compression, size_t limit, FwBlob **ret, char ***tried)
+/* The roots of one lookup, each opened once: most of them are absent. */
+typedef struct Search {
+	char *const *roots;
+	size_t n;
+	int *fds;
+	char **canonical;	/* where each root really is, once a symlink leaving its root asks */
+} Search;
+
+static void search_done(Search *s)
 {
-	_cleanup_free_ char *relative = NULL, *path = NULL;
+	for (size_t j = 0; j < s->n; j++) {
+		safe_close(s->fds[j]);
+		if (s->canonical)
+			free(s->canonical[j]);
+	}
+	free(s->fds);
+	free(s->canonical);
+}
+
+static int search_init(Search *s, char *const *roots)
+{
+	*s = (Search){ .roots = roots, .n = strv_length(roots) };
+	s->fds = malloc(sizeof(int) * (s->n ?: 1));
+	if (!s->fds)
+		return -ENOMEM;
+	for (size_t j = 0; j < s->n; j++)
+		s->fds[j] = open_root(roots[j]);
+	return 0;
+}
+
+/* Canonical paths of the roots, NULL for one that is absent or moved since it was opened. */
+static int search_canonicalize(Search *s)
+{
+	char canonical[PATH_MAX];
+
+	if (s->canonical)
+		return 0;
+	s->canonical = calloc(s->n ?: 1, sizeof(char *));
+	if (!s->canonical)
+		return -ENOMEM;
+	for (size_t j = 0; j < s->n; j++) {
+		_cleanup_close_ int fd = -EBADF;
+		struct stat a, b;
+
+		if (s->fds[j] < 0 || walk_canonical(s->roots[j], canonical, &fd) < 0)
+			continue;
+		if (fstat(fd, &a) < 0 || fstat(s->fds[j], &b) < 0 || a.st_dev != b.st_dev ||
+		    a.st_ino != b.st_ino)
+			continue;
+		s->canonical[j] = strdup(canonical);
+		if (!s->canonical[j])
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* The rest of path below root (canonical paths, "" for "/"), or NULL when outside. */
+static const char *path_below(const char *path, const char *root)
+{
+	size_t n = strlen(root);
+
+	if (strncmp(path, root, n) != 0 || path[n] != '/' || path[n + 1] == 0)
+		return NULL;
+	return path + n + 1;
+}
+
+/*
+ * The kernel follows a symlink wherever it leads; we do when the file it finally reaches
+ * lies in one of the roots. The chain is followed from "/" step by step (walk_canonical),
+ * then that file is opened once more beneath the root its path lies in, with the same
+ * RESOLVE_BENEATH rules as any name: only a handle that is the very file the chain reached
+ * counts. So nothing outside the roots is opened for reading, whatever changes meanwhile.
+ */
+static int open_through_roots(Search *s, const char *path, int *ret_fd)
+{
+	_cleanup_close_ int reached = -EBADF, fd = -EBADF;
+	char canonical[PATH_MAX];
+	struct stat want, got;
+	const char *rest = NULL;
+	size_t j;
+	int r;
+
+	r = walk_canonical(path, canonical, &reached);
+	if (r < 0)
+		return r;
+	r = search_canonicalize(s);
+	if (r < 0)
+		return r;
+	for (j = 0; j < s->n && !rest; j++)
+		rest = s->canonical[j] ? path_below(canonical, s->canonical[j]) : NULL;
+	if (!rest)
+		return -EXDEV;
+	r = open_beneath(s->fds[j - 1], rest, &fd);
+	if (r < 0)
+		return r;
+	if (fstat(reached, &want) < 0 || fstat(fd, &got) < 0)
+		return -errno;
+	if (want.st_dev != got.st_dev || want.st_ino != got.st_ino)
+		return -ESTALE;
+	*ret_fd = TAKE_FD(fd);
+	return 0;
+}
+
+/* Looks for root j's path (relative to the root: relative), which it appends to *tried. */
+static int try_root(Search *s, size_t j, const char *relative, const char *path,
+		    FwCompression compression, size_t limit, FwBlob **ret)
+{
 	_cleanup_close_ int fd = -EBADF;
 	int r;
 
-	if (asprintf(&relative, "%s%s", name, suffix) < 0)
-		return -ENOMEM;
-	path = path_join(root, relative);
-	if (!path)
-		return -ENOMEM;
-	if (tried && strv_extend(tried, path) < 0)
-		return -ENOMEM;
-	if (root_fd < 0)
-		return root_fd;
-	r = open_beneath(root_fd, relative, &fd);
+	if (s->fds[j] < 0)
+		return s->fds[j];
+	r = open_beneath(s->fds[j], relative, &fd);
+	if (r == -EXDEV)
+		r = open_through_roots(s, path, &fd);
 	if (r < 0)
 		return error_is_absent(r) ? -ENOENT : r;
 	r = blob_new(path, compression, fd, limit, ret);
@@ -701,15 +891,23 @@ static int try_root(const char *root, int root_fd, const char *name, const char 
 	return 0;
 }
 
+/* A symlink we will not follow: out of every root, or in circles. */
+static bool error_is_refused_link(int r)
+{
+	return r == -EXDEV || r == -ELOOP;
+}
+
 /*
  * One difference from the kernel, on purpose: the kernel warns about a candidate it cannot
  * read and goes on to the next root. We stop at the first candidate that exists, good or
- * bad, and return why it failed. A broken file in updates/ (an escaping symlink, corrupt
- * .xz, a directory) is an override the administrator meant: quietly serving the older
- * image from /lib/firmware instead would hide that.
+ * bad, and return why it failed. A broken file in updates/ (a corrupt .xz, a directory) is
+ * an override the administrator meant: quietly serving the older image from /lib/firmware
+ * instead would hide that. A symlink we refuse is different: the kernel would have followed
+ * it and found something, or failed and gone on, so the search goes on past it; only when
+ * nothing else is found is the refusal the answer.
  */
 int fw_blob_open(char *const *roots, const char *name, uint64_t max_size, FwBlob **ret,
-		 char ***tried)
+		 char ***tried, char **ret_failed)
 {
 	static const struct {
 		const char *suffix;
@@ -720,25 +918,45 @@ int fw_blob_open(char *const *roots, const char *name, uint64_t max_size, FwBlob
 		{ ".zst", FW_COMPRESSION_ZSTD },
 		{ ".xz", FW_COMPRESSION_XZ },
 	};
-	size_t limit = (size_t)MIN(max_size, (uint64_t)SIZE_MAX - 1), n = strv_length(roots);
-	_cleanup_free_ int *root_fds = NULL;
-	int r;
+	size_t limit = (size_t)MIN(max_size, (uint64_t)SIZE_MAX - 1);
+	_cleanup_free_ char *failed = NULL;
+	int r, refused = 0;
+	Search s;
 
 	r = fw_name_check(name, NULL);
 	if (r < 0)
 		return r;
-	/* each root opened once, not once per suffix: most of them are absent */
-	root_fds = malloc(sizeof(int) * (n ?: 1));
-	if (!root_fds)
-		return -ENOMEM;
-	for (size_t j = 0; j < n; j++)
-		root_fds[j] = open_root(roots[j]);
+	r = search_init(&s, roots);
+	if (r < 0)
+		return r;
 	r = -ENOENT;
 	for (size_t i = 0; i < ELEMENTSOF(order) && r == -ENOENT; i++)
-		for (size_t j = 0; j < n && r == -ENOENT; j++)
-			r = try_root(roots[j], root_fds[j], name, order[i].suffix,
-				     order[i].compression, limit, ret, tried);
-	for (size_t j = 0; j < n; j++)
-		safe_close(root_fds[j]);
+		for (size_t j = 0; j < s.n && r == -ENOENT; j++) {
+			_cleanup_free_ char *relative = NULL, *path = NULL;
+
+			if (asprintf(&relative, "%s%s", name, order[i].suffix) < 0 ||
+			    !(path = path_join(roots[j], relative)) ||
+			    (tried && strv_extend(tried, path) < 0)) {
+				r = -ENOMEM;
+				break;
+			}
+			r = try_root(&s, j, relative, path, order[i].compression, limit, ret);
+			if (error_is_refused_link(r)) {
+				log_debug_errno(r, "Not following the symlink %s: %m.", path);
+				if (!refused) {
+					refused = r;
+					failed = TAKE_PTR(path);
+				}
+				r = -ENOENT;
+			} else if (r < 0 && r != -ENOENT) {
+				free(failed);
+				failed = TAKE_PTR(path);
+			}
+		}
+	search_done(&s);
+	if (r == -ENOENT && refused)
+		r = refused;
+	if (r < 0 && r != -ENOENT && ret_failed)
+		*ret_failed = TAKE_PTR(failed);
 	return r;
 }

@@ -42,17 +42,24 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(FwBlob *, fw_blob_free);
 
 /*
  * Finds name beneath the roots, in the kernel's order: every root for the plain name,
- * then every root for name.zst, then name.xz. The file is opened beneath its root only
- * (openat2 RESOLVE_BENEATH, or an equivalent check where the kernel lacks it): symlinks
- * are followed while they stay inside that root. Compressed files are decompressed into
- * memory. Blobs larger than max_size (after decompression) are refused with -EFBIG.
+ * then every root for name.zst, then name.xz. Symlinks are followed as the kernel does,
+ * but only to a file that lies inside one of the roots: the file is opened beneath a root
+ * (openat2 RESOLVE_BENEATH, or an equivalent walk where the kernel lacks it), and a link
+ * that leaves its root is followed from "/" and then opened again beneath the root it
+ * leads into. Compressed files are decompressed into memory. Blobs larger than max_size
+ * (after decompression) are refused with -EFBIG.
  *
- * Appends every full path it tried to *tried (may be NULL) for the journal.
+ * The first candidate that exists decides, good or bad; but a symlink that is refused
+ * (leading out of every root, or in a loop) only answers when no later candidate exists.
+ *
+ * Appends every full path it tried to *tried (may be NULL) for the journal; on an error
+ * other than -ENOENT, *ret_failed (may be NULL) is the candidate the error is about.
  * Returns 0 and a blob, -ENOENT when no root has it, or another negative errno
- * (-EXDEV: a symlink leaves its root; -EBADMSG: corrupt compressed data; -EISDIR...).
+ * (-EXDEV: a symlink leads out of every root; -ELOOP: symlinks in a loop; -EBADMSG:
+ * corrupt compressed data; -EISDIR...).
  */
 int fw_blob_open(char *const *roots, const char *name, uint64_t max_size, FwBlob **ret,
-		 char ***tried);
+		 char ***tried, char **ret_failed);
 
 /*
  * Tests only: fn stands in for the openat2() system call (how is a struct open_how; it

@@ -86,7 +86,7 @@ static void prewarm_job_run(SleepJob *job)
 		return;
 	}
 	left = b->budget - MIN(atomic_load(&b->reserved), b->budget);
-	r = fw_blob_open(b->roots, j->name, MIN(b->max_size, left), &blob, NULL);
+	r = fw_blob_open(b->roots, j->name, MIN(b->max_size, left), &blob, NULL, NULL);
 	if (r < 0) {
 		j->error = r == -EFBIG ? -ENOSPC : r;
 		return;

@@ -187,13 +187,10 @@ void request_run(Request *r)
 		serve = r->cached->blob;
 		goto found;
 	}
-	e = fw_blob_open(r->roots, r->name, r->max_size, &blob, &r->tried);
+	e = fw_blob_open(r->roots, r->name, r->max_size, &blob, &r->tried, &r->path);
 	if (e < 0) {
 		r->error = e;
 		r->result = e == -ENOENT ? REQUEST_MISSING : REQUEST_FAILED;
-		/* the candidate that failed is the last one looked at */
-		if (e != -ENOENT && r->tried && *r->tried)
-			r->path = strdup(r->tried[strv_length(r->tried) - 1]);
 		abort_or_gone(r);
 		goto out;
 	}

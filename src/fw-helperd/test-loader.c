@@ -197,7 +197,7 @@ static int load(const char *name, uint64_t max_size, FwBlob **ret_blob, char **r
 	char *contents;
 	int r;
 
-	r = fw_blob_open(roots, name, max_size, &b, tried);
+	r = fw_blob_open(roots, name, max_size, &b, tried, NULL);
 	if (r < 0)
 		return r;
 	contents = calloc(1, b->size + 1);
@@ -386,12 +386,12 @@ static void test_big_compressed(void)
 	for (size_t i = 0; i < size; i++)
 		data[i] = (uint8_t)(i * 7 + i / 4096);
 	put_zstd("lib/firmware/big.bin.zst", data, size, false);
-	r = fw_blob_open(roots, "big.bin", size, &b, NULL);
+	r = fw_blob_open(roots, "big.bin", size, &b, NULL, NULL);
 	check(r == 0 && b->size == size && memcmp(b->data, data, size) == 0,
 	      "multi-MiB .zst of exactly max_size round-trips", "got %s", strerror(-r));
 	b = fw_blob_free(b);
 	put_xz("lib/firmware/big2.bin.xz", data, size);
-	r = fw_blob_open(roots, "big2.bin", size, &b, NULL);
+	r = fw_blob_open(roots, "big2.bin", size, &b, NULL, NULL);
 	check(r == 0 && b->size == size && memcmp(b->data, data, size) == 0,
 	      "multi-MiB .xz of exactly max_size round-trips", "got %s", strerror(-r));
 	expect_error("big.bin", size - 1, -EFBIG, ".zst one byte past max_size: -EFBIG");
@@ -448,11 +448,6 @@ static void test_corrupt(void)
 
 static void test_symlinks(void)
 {
-	_cleanup_free_ char *absolute = fixture("lib/firmware/links/target.bin");
-	_cleanup_strv_free_ char **tried = NULL;
-	_cleanup_free_ char *contents = NULL;
-	int r;
-
 	/* as linux-firmware's WHENCE "Link:" lines install them */
 	put_string("lib/firmware/links/target.bin", "target");
 	put_symlink("lib/firmware/links/same-dir.bin", "target.bin");
@@ -464,22 +459,6 @@ static void test_symlinks(void)
 	expect_contents("other/chain.bin", "target", "chain of relative symlinks");
 	expect_contents("linkdir/target.bin", "target", "symlinked directory inside the root");
 
-	put_string("outside/secret.bin", "secret");
-	put_string("extra/escape.bin", "harmless copy in a later root");
-	put_symlink("lib/firmware/escape.bin", "../../outside/secret.bin");
-	r = load("escape.bin", 64 * MiB, NULL, &contents, &tried);
-	check(r == -EXDEV && !contents && strv_length(tried) == 5,
-	      "symlink escaping the root: -EXDEV, no later root tried",
-	      "got %s '%s' after %zu paths", strerror(-r), contents ?: "", strv_length(tried));
-
-	put_symlink("lib/firmware/updates/out-and-in.bin", "../target-in-lib.bin");
-	put_string("lib/firmware/target-in-lib.bin", "would be inside the search path");
-	expect_error("out-and-in.bin", 64 * MiB, -EXDEV,
-		     "symlink leaving its own root for another one is refused");
-
-	put_symlink("lib/firmware/absolute.bin", absolute);
-	expect_error("absolute.bin", 64 * MiB, -EXDEV, "absolute symlink is refused, even into the root");
-
 	put_symlink("lib/firmware/updates/dangling.bin", "does-not-exist.bin");
 	put_string("lib/firmware/dangling.bin", "fallback");
 	expect_contents("dangling.bin", "fallback", "dangling symlink counts as absent");
@@ -487,6 +466,82 @@ static void test_symlinks(void)
 	put_symlink("lib/firmware/loop-a.bin", "loop-b.bin");
 	put_symlink("lib/firmware/loop-b.bin", "loop-a.bin");
 	expect_error("loop-a.bin", 64 * MiB, -ELOOP, "symlink loop: -ELOOP");
+}
+
+/* Links the kernel follows out of one root and into another, or through directories outside. */
+static void test_symlinks_across_roots(void)
+{
+	_cleanup_free_ char *in_root = fixture("lib/firmware/links/target.bin"),
+			   *in_extra = fixture("extra/cross/abs-target.bin"),
+			   *alternative = fixture("etc/alternatives/regulatory.db"),
+			   *debian = fixture("lib/firmware/regulatory.db-debian"),
+			   *loop_b = fixture("lib/firmware/updates/aloop-b.bin"),
+			   *linkdir = fixture("lib/firmware/linkdir");
+
+	put_symlink("lib/firmware/absolute.bin", in_root);
+	expect_contents("absolute.bin", "target", "absolute symlink into its own root");
+
+	put_string("extra/cross/abs-target.bin", "in the extra root");
+	put_symlink("lib/firmware/updates/abs-other.bin", in_extra);
+	expect_contents("abs-other.bin", "in the extra root", "absolute symlink into another root");
+
+	/* Debian's wireless-regdb: /lib/firmware/regulatory.db -> /etc/alternatives/... */
+	put_string("lib/firmware/regulatory.db-debian", "debian regdb");
+	put_symlink("etc/alternatives/regulatory.db", debian);
+	put_symlink("lib/firmware/regulatory.db", alternative);
+	expect_contents("regulatory.db", "debian regdb",
+			"absolute symlink through a directory outside the roots, back into a root");
+	put_symlink("lib/firmware/rel-alt.db", "../../etc/alternatives/regulatory.db");
+	expect_contents("rel-alt.db", "debian regdb", "the same with a relative first link");
+
+	put_string("lib/firmware/upd.bin", "in /lib/firmware");
+	put_symlink("lib/firmware/updates/upd.bin", "../upd.bin");
+	expect_contents("upd.bin", "in /lib/firmware", "updates/x -> ../x: from one root into the next");
+
+	put_symlink("lib/firmware/updates/through-dir/x.bin", "../../linkdir/target.bin");
+	expect_contents("through-dir/x.bin", "target", "relative symlink out of updates/ through a linked dir");
+	put_symlink("custom/linkdir-abs", linkdir);
+	expect_contents("linkdir-abs/target.bin", "target", "absolute symlink to a directory in another root");
+
+	put_symlink("lib/firmware/aloop-a.bin", loop_b);
+	put_symlink("lib/firmware/updates/aloop-b.bin", "../aloop-a.bin");
+	expect_error("aloop-a.bin", 64 * MiB, -ELOOP, "loop of symlinks across roots: -ELOOP");
+}
+
+/* Whatever the links, nothing outside the roots is served, and a later root still counts. */
+static void test_symlinks_refused(void)
+{
+	_cleanup_free_ char *secret = fixture("outside/secret.bin"), *outside = fixture("outside"),
+			   *escape_path = fixture("lib/firmware/escape.bin"), *failed = NULL;
+	_cleanup_strv_free_ char **tried = NULL, **roots = roots_default();
+	_cleanup_(fw_blob_freep) FwBlob *b = NULL;
+	_cleanup_free_ char *contents = NULL;
+	int r;
+
+	put_string("outside/secret.bin", "secret");
+	put_symlink("lib/firmware/escape.bin", "../../outside/secret.bin");
+	r = load("escape.bin", 64 * MiB, NULL, &contents, &tried);
+	check(r == -EXDEV && !contents && strv_length(tried) == 3 * strv_length(roots),
+	      "symlink out of every root: -EXDEV, after every later candidate was tried",
+	      "got %s '%s' after %zu paths", strerror(-r), contents ?: "", strv_length(tried));
+	r = fw_blob_open(roots, "escape.bin", 64 * MiB, &b, NULL, &failed);
+	check(r == -EXDEV && failed && strcmp(failed, escape_path) == 0,
+	      "the refused candidate is the one reported, not the last one tried", "got %s '%s'",
+	      strerror(-r), failed ?: "(null)");
+
+	put_string("extra/escape.bin", "harmless copy in a later root");
+	expect_contents("escape.bin", "harmless copy in a later root",
+			"refused symlink, then a good file in a later root: served");
+
+	put_symlink("lib/firmware/updates/shadow.bin", secret);
+	expect_error("shadow.bin", 64 * MiB, -EXDEV, "absolute symlink out of every root: -EXDEV");
+	put_symlink("lib/firmware/updates/hop.bin", "../hop2.bin");
+	put_symlink("lib/firmware/hop2.bin", secret);
+	expect_error("hop.bin", 64 * MiB, -EXDEV, "symlink into another root and on out of it: -EXDEV");
+	put_symlink("lib/firmware/outdir", outside);
+	expect_error("outdir/secret.bin", 64 * MiB, -EXDEV, "symlinked directory outside every root: -EXDEV");
+	put_symlink("lib/firmware/etc-link.bin", "/etc/passwd");
+	expect_error("etc-link.bin", 64 * MiB, -EXDEV, "symlink to /etc/passwd: -EXDEV");
 }
 
 static void on_alarm(int sig)
@@ -644,6 +699,8 @@ static void run_suite(void)
 	test_bombs();
 	test_corrupt();
 	test_symlinks();
+	test_symlinks_across_roots();
+	test_symlinks_refused();
 	test_special_files();
 }
 

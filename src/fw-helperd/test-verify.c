@@ -572,7 +572,7 @@ static int test_verify_blob(void)
 
 	CHECK(write_sums(fx.blob_sum, "test.bin") == 0);
 	CHECK(verifier_from("[Integrity]\nPolicy=enforce\n", &v) == 0);
-	CHECK(fw_blob_open(roots, "test.bin", 1U << 30, &blob, NULL) == 0);
+	CHECK(fw_blob_open(roots, "test.bin", 1U << 30, &blob, NULL, NULL) == 0);
 	CHECK(verify_blob(v, roots, "test.bin", blob, &c) == 0 && c.status == VERIFY_MATCH);
 	verify_check_done(&c);
 
@@ -616,7 +616,7 @@ static int test_stream_precommit(void)
 	char *roots[] = { fx.root, NULL };
 	const FwStreamOps ops = { .observe = observe, .precommit = precommit, .sendfile = true };
 
-	CHECK(fw_blob_open(roots, "test.bin", 1U << 30, &blob, NULL) == 0);
+	CHECK(fw_blob_open(roots, "test.bin", 1U << 30, &blob, NULL, NULL) == 0);
 
 	hook = (typeof(hook)){ .in_order = true, .precommit_result = -EACCES };
 	CHECK(reset_request() == 0);
