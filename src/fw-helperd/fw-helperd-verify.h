@@ -129,7 +129,7 @@ const FwStreamOps *verify_stream_ops(VerifyCheck *c);
 int verify_complete(VerifyCheck *c, const FwBlob *blob);
 
 /*
- * The whole check in one call, for copies not being streamed (the prewarm cache): hashes
+ * The whole check in one call, for copies not being streamed: hashes
  * blob (its data, its file, or the compressed file it came from), compares, and logs a
  * failure as verify_log() does. Returns 0 when it may be used, -EACCES when the policy
  * refuses it, other negative errnos when it could not be checked under enforce.
