@@ -713,6 +713,13 @@ static int test_held_refused(void)
 	/* served anyway, and the journal still learns of the mismatch found at prewarm */
 	CHECK(run_held(v, "test.bin", held, &r) == REQUEST_SERVED);
 	CHECK(r->verify.status == VERIFY_MISMATCH && r->verified_held);
+	CHECK(strcmp(request_verified_at(r), "prewarm") == 0);
+	request_free(TAKE_PTR(r));
+	held = cached_blob_unref(held);
+
+	/* checks off: held unchecked, and the journal names no time of a check */
+	CHECK(hold(NULL, "test.bin", &held) == 0 && held->verify.status == VERIFY_SKIPPED);
+	CHECK(run_held(NULL, "test.bin", held, &r) == REQUEST_SERVED && !request_verified_at(r));
 	return 0;
 }
 
