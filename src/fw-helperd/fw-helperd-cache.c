@@ -39,6 +39,7 @@ CachedBlob *cached_blob_unref(CachedBlob *c)
 	if (!c || atomic_fetch_sub(&c->n_ref, 1) > 1)
 		return NULL;
 	fw_blob_free(c->blob);
+	verify_check_done(&c->verify);
 	free(c->name);
 	free(c);
 	return NULL;
@@ -172,4 +173,38 @@ int fw_blob_read_into_memory(FwBlob *b, usec_t deadline, const atomic_bool *canc
 	b->data = TAKE_PTR(data);
 	b->fd = safe_close(b->fd);
 	return 0;
+}
+
+int cached_blob_hold(const char *name, FwBlob *blob, Verifier *v, char *const *roots,
+		     usec_t deadline, const atomic_bool *cancel, CachedBlob **ret)
+{
+	_cleanup_(verify_check_done) VerifyCheck check = {};
+	CachedBlob *c;
+	unsigned generation = verifier_generation(v);
+	int r;
+
+	/* looked up while the file is open: a symlink is still told from what it points to */
+	r = verify_begin(v, roots, name, blob, &check);
+	if (r < 0)
+		return r;
+	r = fw_blob_read_into_memory(blob, deadline, cancel);
+	if (r < 0)
+		return r;
+	r = verify_complete(&check, blob);
+	if (r < 0)
+		return r;
+	r = cached_blob_new(name, blob, &c);
+	if (r < 0)
+		return r;
+	c->checked = true;
+	c->verify = check;
+	check = (VerifyCheck){};
+	c->verify_generation = generation;
+	*ret = c;
+	return 0;
+}
+
+bool cached_blob_checked(const CachedBlob *c, Verifier *v)
+{
+	return c->checked && c->verify_generation == verifier_generation(v);
 }

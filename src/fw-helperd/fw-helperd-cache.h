@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "fw-helperd-loader.h"
+#include "fw-helperd-verify.h"
 #include "macro.h"
 #include "util.h"
 
@@ -19,6 +20,11 @@ typedef struct CachedBlob {
 	atomic_uint n_ref;
 	char *name;
 	FwBlob *blob;	/* data in memory (fd closed): serving it touches no file system */
+	/* The manifest check made when it was read (cached_blob_hold()), which stands for its
+	 * answers: after resume neither the file nor the manifests may be there yet. */
+	bool checked;
+	VerifyCheck verify;
+	unsigned verify_generation;	/* verifier_generation() then */
 } CachedBlob;
 
 CachedBlob *cached_blob_ref(CachedBlob *c);
@@ -27,6 +33,19 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(CachedBlob *, cached_blob_unref);
 
 /* Wraps blob (taken on success, with one reference for the caller). */
 int cached_blob_new(const char *name, FwBlob *blob, CachedBlob **ret);
+
+/*
+ * Checks blob (just found for name beneath roots by fw_blob_open(), its file still open)
+ * against the manifests as they are now, reads it into memory (fw_blob_read_into_memory())
+ * and wraps it, blob taken, the check kept with it. A compressed file is hashed as it lies
+ * on disk, a plain one as the bytes held. Returns 0, -EACCES when v's policy refuses it,
+ * or an error of fw_blob_read_into_memory(); blob stays the caller's on failure.
+ */
+int cached_blob_hold(const char *name, FwBlob *blob, Verifier *v, char *const *roots,
+		     usec_t deadline, const atomic_bool *cancel, CachedBlob **ret);
+
+/* Whether c's check stands for an answer verified by v now: no Reload came in between. */
+bool cached_blob_checked(const CachedBlob *c, Verifier *v);
 
 typedef struct CacheEntry {
 	CachedBlob *blob;

@@ -350,6 +350,8 @@ static bool is_optional(Manager *m, const char *name)
 
 static void add_request_fields(LogEntry *e, const Request *req)
 {
+	const char *verified_at = request_verified_at(req);
+
 	log_entry_add(e, "FIRMWARE=%s", req->name);
 	if (req->devpath)
 		log_entry_add(e, "DEVPATH=%s", req->devpath);
@@ -359,6 +361,8 @@ static void add_request_fields(LogEntry *e, const Request *req)
 	log_entry_add(e, "FW_DURATION_USEC=%" PRIu64, req->duration);
 	if (req->result == REQUEST_SERVED)
 		log_entry_add(e, "FW_SOURCE=%s", req->cached ? "cache" : "disk");
+	if (verified_at)
+		log_entry_add(e, "FW_VERIFIED_AT=%s", verified_at);
 	if (req->deferred_usec > 0)
 		log_entry_add(e, "FW_DEFERRED_USEC=%" PRIu64, req->deferred_usec);
 }

@@ -30,6 +30,7 @@ struct PrewarmBatch {
 	uint64_t budget;		/* what the cache may still take */
 	uint64_t max_size;
 	char **roots;
+	Verifier *verifier;		/* the manager's (outlives the prewarm threads), or NULL */
 	usec_t started, deadline;	/* CLOCK_MONOTONIC */
 	PrewarmJob *running;		/* loop: jobs not back yet */
 	bool for_sleep;			/* PrepareForSleep(true), else Prewarm() */
@@ -100,9 +101,9 @@ static void prewarm_job_run(SleepJob *job)
 		j->error = r;
 		return;
 	}
-	r = fw_blob_read_into_memory(blob, b->deadline, &b->cancel);
-	if (r >= 0)
-		r = cached_blob_new(j->name, blob, &j->result);
+	/* checked now, while the files and manifests are surely there: the check is kept */
+	r = cached_blob_hold(j->name, blob, b->verifier, b->roots, b->deadline, &b->cancel,
+			     &j->result);
 	if (r < 0) {
 		atomic_fetch_sub(&b->reserved, blob->size);
 		j->error = r;
@@ -210,7 +211,11 @@ static void prewarm_job_done(SleepJob *job)
 		(void)strv_extend(&b->too_big, j->name);
 	else if (r == -ETIME || r == -ECANCELED)
 		(void)strv_extend(&b->late, j->name);
-	else {
+	else if (r == -EACCES) {
+		log_warning("Firmware %s does not pass its manifest check, not held in memory; "
+			    "a request for it is checked on disk.", j->name);
+		(void)strv_extend(&b->failed, j->name);
+	} else {
 		log_debug_errno(r, "Prewarming %s failed: %m", j->name);
 		(void)strv_extend(&b->failed, j->name);
 	}
@@ -301,6 +306,7 @@ int prewarm_start(Sleep *s, bool for_sleep)
 	s->cache->max_bytes = set->prewarm_memory_max;
 	b->budget = s->cache->max_bytes - MIN(s->cache->bytes, s->cache->max_bytes);
 	b->max_size = s->manager->config->max_size;
+	b->verifier = s->manager->verifier;
 	sleep_set_state(s, SLEEP_PREWARMING);
 
 	r = manager_search_roots(s->manager, &b->roots);

@@ -160,6 +160,32 @@ bool request_settled(const Request *r)
 	return !(r->result == REQUEST_GONE && r->error == -ENOENT);
 }
 
+const char *request_verified_at(const Request *r)
+{
+	if (r->verify.status == VERIFY_SKIPPED)
+		return NULL;
+	return r->verified_held ? "prewarm" : "serve";
+}
+
+/*
+ * A copy held in memory was checked when it was read, against the manifests as they were
+ * then: that check stands, so answering it opens and stats nothing (after resume the file
+ * systems may not be back, or the files may have changed meanwhile). Unless a Reload came
+ * in between; anything else is checked now.
+ */
+static int request_verify(Request *r, const FwBlob *serve)
+{
+	int e;
+
+	if (!r->cached || !cached_blob_checked(r->cached, r->verifier))
+		return verify_begin(r->verifier, r->roots, r->name, serve, &r->verify);
+	e = verify_check_copy(&r->cached->verify, &r->verify);
+	if (e < 0)
+		return e;
+	r->verified_held = true;
+	return verify_check_refused(&r->verify) ? -EACCES : 0;
+}
+
 /* Finds the blob; on any failure the kernel is told "-1" here, at once. */
 void request_run(Request *r)
 {
@@ -200,7 +226,7 @@ found:
 	r->compression = serve->compression;
 
 	/* under enforce, nothing unverified reaches the kernel: refused before "1" or "0" */
-	e = verify_begin(r->verifier, r->roots, r->name, serve, &r->verify);
+	e = request_verify(r, serve);
 	if (e < 0) {
 		r->error = e;
 		r->result = e == -EACCES ? REQUEST_UNVERIFIED : REQUEST_FAILED;

@@ -76,6 +76,7 @@ typedef struct Request {
 	FwCompression compression;
 	char **tried;		/* every path looked at, when missing */
 	VerifyCheck verify;	/* the manifest check of the blob found */
+	bool verified_held;	/* verify is the check made when cached was read (prewarm) */
 	usec_t duration;
 
 	struct Request *next;
@@ -102,6 +103,9 @@ bool request_device_gone(const char *sysfs_dir);
  * "gone" for want of a file (-ENOENT), which may be there yet, to be taken again by a scan.
  */
 bool request_settled(const Request *r);
+
+/* FW_VERIFIED_AT=: "prewarm" (the held copy's check), "serve", or NULL when not checked. */
+const char *request_verified_at(const Request *r);
 
 /* How a request that was not served ended, for the message of its journal entry. */
 const char *request_outcome(const Request *r);

@@ -438,6 +438,7 @@ struct Verifier {
 	VerifyPolicy *root_policies;	/* policy of policy_roots[i]; the last one for a root wins */
 	char **manifests;		/* Manifest= */
 	ManifestFile *files;
+	unsigned generation;		/* counts verifier_configure() calls */
 };
 
 static void manifest_files_free(ManifestFile *f)
@@ -516,8 +517,21 @@ int verifier_configure(Verifier *v, const Config *c)
 	v->policy_roots = TAKE_PTR(roots);
 	v->root_policies = TAKE_PTR(policies);
 	v->manifests = TAKE_PTR(manifests);
+	v->generation++;
 	pthread_mutex_unlock(&v->lock);
 	return 0;
+}
+
+unsigned verifier_generation(Verifier *v)
+{
+	unsigned g;
+
+	if (!v)
+		return 0;
+	pthread_mutex_lock(&v->lock);
+	g = v->generation;
+	pthread_mutex_unlock(&v->lock);
+	return g;
 }
 
 static VerifyPolicy policy_locked(Verifier *v, const char *root)
@@ -723,6 +737,22 @@ void verify_check_done(VerifyCheck *c)
 {
 	c->root = mfree(c->root);
 	c->manifest = mfree(c->manifest);
+}
+
+int verify_check_copy(const VerifyCheck *c, VerifyCheck *ret)
+{
+	VerifyCheck copy = *c;
+
+	copy.root = copy.manifest = NULL;
+	copy.hash_stream = false;
+	copy.ops = (FwStreamOps){};
+	if ((c->root && !(copy.root = strdup(c->root))) ||
+	    (c->manifest && !(copy.manifest = strdup(c->manifest)))) {
+		verify_check_done(&copy);
+		return -ENOMEM;
+	}
+	*ret = copy;
+	return 0;
 }
 
 bool verify_check_refused(const VerifyCheck *c)
@@ -983,6 +1013,25 @@ int verify_begin(Verifier *v, char *const *roots, const char *name, const FwBlob
 	return verify_check_refused(c) ? -EACCES : 0;
 }
 
+int verify_complete(VerifyCheck *c, const FwBlob *blob)
+{
+	int r;
+
+	if (c->hash_stream) {
+		c->hash_stream = false;
+		r = hash_blob_now(blob, -EBADF, c->actual);
+		if (r == -ENOMEM)
+			return r;
+		if (r >= 0)
+			check_finish(c);
+		else {
+			c->status = VERIFY_ERROR;
+			c->error = r;
+		}
+	}
+	return verify_check_refused(c) ? -EACCES : 0;
+}
+
 int verify_blob(Verifier *v, char *const *roots, const char *name, const FwBlob *blob,
 		VerifyCheck *ret)
 {
@@ -990,18 +1039,8 @@ int verify_blob(Verifier *v, char *const *roots, const char *name, const FwBlob 
 	int r;
 
 	r = verify_begin(v, roots, name, blob, &c);
-	if (r == 0 && c.hash_stream) {
-		r = hash_blob_now(blob, -EBADF, c.actual);
-		if (r >= 0)
-			check_finish(&c);
-		else if (r != -ENOMEM) {
-			c.status = VERIFY_ERROR;
-			c.error = r;
-			r = verify_check_refused(&c) ? -EACCES : 0;
-		}
-		if (r >= 0 && verify_check_refused(&c))
-			r = -EACCES;
-	}
+	if (r == 0)
+		r = verify_complete(&c, blob);
 	if (r != -ENOMEM)
 		verify_log(&c, NULL, name, blob->path, r >= 0);
 	if (ret)

@@ -69,6 +69,8 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Verifier *, verifier_free);
 /* Takes the [Integrity] settings of c (copied) and forgets every parsed manifest (Reload). */
 int verifier_configure(Verifier *v, const struct Config *c);
 VerifyPolicy verifier_policy(Verifier *v, const char *root);
+/* Changes with every verifier_configure(): a check made under another one may not stand. */
+unsigned verifier_generation(Verifier *v);
 
 typedef enum VerifyStatus {
 	VERIFY_SKIPPED,		/* policy off */
@@ -99,6 +101,8 @@ typedef struct VerifyCheck {
 } VerifyCheck;
 
 void verify_check_done(VerifyCheck *c);
+/* A copy of a finished check (strings duplicated, no hashing hooks), or -ENOMEM. */
+int verify_check_copy(const VerifyCheck *c, VerifyCheck *ret);
 
 /* True when the policy refuses a check that ended in this status. */
 bool verify_check_refused(const VerifyCheck *c);
@@ -118,7 +122,14 @@ int verify_begin(Verifier *v, char *const *roots, const char *name, const FwBlob
 const FwStreamOps *verify_stream_ops(VerifyCheck *c);
 
 /*
- * The whole check in one call, for copies not being streamed (the prewarm cache): hashes
+ * Ends a check verify_begin() left to the stream by hashing what blob holds now (its data
+ * in memory, or its file): for a copy read into memory after verify_begin() looked it up
+ * while its file was still open. Returns 0, -EACCES when the policy refuses it, -ENOMEM.
+ */
+int verify_complete(VerifyCheck *c, const FwBlob *blob);
+
+/*
+ * The whole check in one call, for copies not being streamed: hashes
  * blob (its data, its file, or the compressed file it came from), compares, and logs a
  * failure as verify_log() does. Returns 0 when it may be used, -EACCES when the policy
  * refuses it, other negative errnos when it could not be checked under enforce.

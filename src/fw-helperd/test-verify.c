@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fw-helperd-cache.h"
 #include "fw-helperd-conf.h"
 #include "fw-helperd-request.h"
 #include "fw-helperd-stream.h"
@@ -588,6 +589,140 @@ static int test_verify_blob(void)
 	return 0;
 }
 
+/* Holds name as prewarm does: found, checked, read into memory. */
+static int hold(Verifier *v, const char *name, CachedBlob **ret)
+{
+	_cleanup_(fw_blob_freep) FwBlob *blob = NULL;
+	char *roots[] = { fx.root, NULL };
+	int r;
+
+	r = fw_blob_open(roots, name, 1U << 30, &blob, NULL);
+	if (r < 0)
+		return r;
+	r = cached_blob_hold(name, blob, v, roots, USEC_INFINITY, NULL, ret);
+	if (r < 0)
+		return r;
+	TAKE_PTR(blob);
+	return 0;
+}
+
+/* Runs a request for name answered from held (a reference of its own). */
+static RequestResult run_held(Verifier *v, const char *name, CachedBlob *held, Request **ret)
+{
+	_cleanup_(request_freep) Request *r = NULL;
+	RequestResult result;
+
+	if (reset_request() < 0 || request_new(name, "test.bin", fx.dir, NULL, &r) < 0)
+		return _REQUEST_RESULT_MAX;
+	if (strv_extend(&r->roots, fx.root) < 0)
+		return _REQUEST_RESULT_MAX;
+	r->max_size = 1U << 30;
+	r->verifier = v;
+	r->cached = cached_blob_ref(held);
+	request_run(r);
+	result = r->result;
+	*ret = TAKE_PTR(r);
+	return result;
+}
+
+/* The request's data file holds exactly the fixture's bytes (the original test.bin). */
+static int check_data_is_blob(void)
+{
+	_cleanup_free_ char *data = path_join(fx.dir, "data");
+	_cleanup_free_ uint8_t *buf = malloc(BLOB_SIZE + 1);
+	_cleanup_close_ int fd = -EBADF;
+	char sum[SHA256_DIGEST_SIZE * 2 + 1];
+
+	fd = data ? open(data, O_RDONLY | O_CLOEXEC) : -EBADF;
+	if (!buf || fd < 0 || read(fd, buf, BLOB_SIZE + 1) != BLOB_SIZE)
+		return -1;
+	sum_hex(buf, BLOB_SIZE, sum);
+	return strcmp(sum, fx.blob_sum) == 0 ? 0 : -1;
+}
+
+/*
+ * Held images are answered after resume without any file system: here the firmware root,
+ * with the files and the manifest in it, is gone altogether, and both (a plain and an xz
+ * image) are still served, with the bytes and the check of when they were held.
+ */
+static int test_held_no_fs(void)
+{
+	_cleanup_(verifier_freep) Verifier *v = NULL;
+	_cleanup_(cached_blob_unrefp) CachedBlob *plain = NULL, *packed = NULL;
+	_cleanup_(request_freep) Request *r = NULL;
+	_cleanup_(config_freep) Config *conf = NULL;
+	char cmd[PATH_MAX * 3 + 128], gone[PATH_MAX + 8];
+
+	snprintf(cmd, sizeof(cmd), "xz -c -C crc32 '%s/test.bin' > '%s/packed.bin.xz' 2>/dev/null",
+		 fx.root, fx.root);
+	if (system(cmd) != 0) {
+		fprintf(stderr, "xz(1) not found, skipping the held case\n");
+		return 0;
+	}
+	snprintf(cmd, sizeof(cmd), "cd '%s' && sha256sum test.bin packed.bin.xz > SHA256SUMS",
+		 fx.root);
+	CHECK(system(cmd) == 0);
+	CHECK(verifier_from("[Integrity]\nPolicy=enforce\n", &v) == 0);
+	CHECK(hold(v, "test.bin", &plain) == 0 && plain->checked);
+	CHECK(plain->verify.status == VERIFY_MATCH);
+	CHECK(hold(v, "packed.bin", &packed) == 0 && packed->checked);
+	CHECK(packed->verify.status == VERIFY_MATCH && packed->blob->compression == FW_COMPRESSION_XZ);
+
+	/* changed on disk, manifest and all, then the whole root goes */
+	snprintf(cmd, sizeof(cmd),
+		 "cd '%s' && echo other > test.bin && echo other | xz > packed.bin.xz && "
+		 "sha256sum test.bin packed.bin.xz > SHA256SUMS", fx.root);
+	CHECK(system(cmd) == 0);
+	snprintf(gone, sizeof(gone), "%s.gone", fx.root);
+	CHECK(rename(fx.root, gone) == 0);
+
+	CHECK(run_held(v, "test.bin", plain, &r) == REQUEST_SERVED);
+	CHECK(r->verify.status == VERIFY_MATCH && strcmp(request_verified_at(r), "prewarm") == 0);
+	CHECK(check_loading("10") == 0 && check_data_is_blob() == 0);
+	request_free(TAKE_PTR(r));
+	CHECK(run_held(v, "packed.bin", packed, &r) == REQUEST_SERVED);
+	CHECK(r->verify.status == VERIFY_MATCH && strcmp(request_verified_at(r), "prewarm") == 0);
+	CHECK(r->compression == FW_COMPRESSION_XZ && r->verify.manifest);
+	CHECK(check_loading("10") == 0 && check_data_is_blob() == 0);
+	request_free(TAKE_PTR(r));
+
+	/* a Reload since: the check no longer stands, checked now (and nothing is there) */
+	CHECK(config_new(&conf) == 0);
+	CHECK(config_parse_string(conf, "test.conf", "[Integrity]\nPolicy=enforce\n") == 0);
+	CHECK(verifier_configure(v, conf) == 0);
+	CHECK(run_held(v, "packed.bin", packed, &r) == REQUEST_UNVERIFIED);
+	CHECK(strcmp(request_verified_at(r), "serve") == 0 && check_loading("-1") == 0);
+	request_free(TAKE_PTR(r));
+	CHECK(rename(gone, fx.root) == 0);
+	return 0;
+}
+
+/* Under enforce, an image that fails its check at prewarm is not held; under warn it is. */
+static int test_held_refused(void)
+{
+	_cleanup_(verifier_freep) Verifier *v = NULL;
+	_cleanup_(cached_blob_unrefp) CachedBlob *held = NULL;
+	_cleanup_(request_freep) Request *r = NULL;
+
+	CHECK(write_sums(ZERO_SUM, "test.bin") == 0);
+	CHECK(verifier_from("[Integrity]\nPolicy=enforce\n", &v) == 0);
+	CHECK(hold(v, "test.bin", &held) == -EACCES && !held);
+	v = verifier_free(v);
+	CHECK(verifier_from("[Integrity]\nPolicy=warn\n", &v) == 0);
+	CHECK(hold(v, "test.bin", &held) == 0 && held->verify.status == VERIFY_MISMATCH);
+	/* served anyway, and the journal still learns of the mismatch found at prewarm */
+	CHECK(run_held(v, "test.bin", held, &r) == REQUEST_SERVED);
+	CHECK(r->verify.status == VERIFY_MISMATCH && r->verified_held);
+	CHECK(strcmp(request_verified_at(r), "prewarm") == 0);
+	request_free(TAKE_PTR(r));
+	held = cached_blob_unref(held);
+
+	/* checks off: held unchecked, and the journal names no time of a check */
+	CHECK(hold(NULL, "test.bin", &held) == 0 && held->verify.status == VERIFY_SKIPPED);
+	CHECK(run_held(NULL, "test.bin", held, &r) == REQUEST_SERVED && !request_verified_at(r));
+	return 0;
+}
+
 /* ---- the streamer's hooks --------------------------------------------------------------- */
 
 static struct {
@@ -685,6 +820,8 @@ int main(void)
 		{ "symlink", test_symlink },
 		{ "compressed", test_compressed },
 		{ "verify_blob", test_verify_blob },
+		{ "held_no_fs", test_held_no_fs },
+		{ "held_refused", test_held_refused },
 	};
 	unsigned failed = 0;
 
