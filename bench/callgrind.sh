@@ -55,7 +55,7 @@ printf '[Firmware]\nSearchPath=%s\n' "$work/fw" >"$work/fw-helperd.conf"
 fixture() {
 	local sys=$work/sys i name dev
 	rm -rf "$sys" "$work/answered"
-	[ "${3:-}" = keep ] && rm -f "$work/run/listening" || rm -rf "$work/run"
+	if [ "${3:-}" = keep ]; then rm -f "$work/run/listening"; else rm -rf "$work/run"; fi
 	mkdir -p "$sys/class/firmware" "$sys/module/firmware_class/parameters" "$work/answered" "$work/run"
 	echo 60 >"$sys/class/firmware/timeout"
 	echo >"$sys/module/firmware_class/parameters/path"
