@@ -134,7 +134,9 @@ mkdir -p "$vmtest/cases" "$vmtest/peers" "$payload/usr/lib/systemd/system"
 for f in "$here"/cases/* ${FWH_VM_EXTRA_CASES:+$(for d in $FWH_VM_EXTRA_CASES; do echo "$d"/*; done)}; do
 	[ -f "$f" ] && install -m 0755 "$f" "$vmtest/cases/"
 done
-for f in "$here"/peers/*; do
+# FWH_VM_EXTRA_PEERS: more peer files (space-separated), e.g. programs built
+# for this run only (bench/run.sh: the floor peer).
+for f in "$here"/peers/* ${FWH_VM_EXTRA_PEERS:-}; do
 	[ -f "$f" ] && install -m 0755 "$f" "$vmtest/peers/"
 done
 

@@ -19,7 +19,22 @@ REPS_BURST=3
 REPS_MISS=20
 BURST_N=240
 IDLE_S=60
-PEERS="direct classic mdev fwhd"
+# Two system states: as fw-helperd ships (udevd and journald running) and
+# minimal (udevd and its sockets stopped; the helper reads the kernel's uevents
+# itself). classic needs udevd, mdev cannot share the events with it, the
+# direct loader uses neither: those three have one state each.
+PEERS="direct classic fwhd floor mdev fwhd-min floor-min"
+FLOOR=/usr/lib/fwh-vmtest/peers/floor
+# bench/run.sh --quick: fewer and smaller repetitions, to try the case out.
+BENCH_ENV=/usr/lib/fwh-vmtest/peers/bench.env
+if [ -f "$BENCH_ENV" ]; then
+	. "$BENCH_ENV"
+	info "# settings from $BENCH_ENV: $(tr '\n' ' ' <"$BENCH_ENV")"
+fi
+if [ ! -x "$FLOOR" ]; then
+	info "# no floor peer (built by bench/run.sh): measuring without it"
+	PEERS=$(echo "$PEERS" | sed 's/ floor-min//; s/ floor//')
+fi
 
 SUB=fwh-bench
 SRV_DIR=$FWH_FW_DIR/$SUB
@@ -47,6 +62,8 @@ row() {
 ## Peers: each turn has exactly one helper ----------------------------------
 
 mdev_pid=
+floor_pid=
+udevd_stopped=
 fwh_rule=/etc/udev/rules.d/50-firmware.rules
 # the name without_fw_helperd sets it aside under, so its cleanup restores it
 fwh_rule_aside=$FWH_CASE_TMP/aside-50-firmware.rules
@@ -58,11 +75,43 @@ fwhd_pid() { systemctl show -p MainPID --value fw-helperd.service; }
 helper_cpu() {
 	local pid
 	case $1 in
-	fwhd) pid=$(fwhd_pid) ;;
+	fwhd|fwhd-min) pid=$(fwhd_pid) ;;
 	mdev) pid=$mdev_pid ;;
+	floor|floor-min) pid=$floor_pid ;;
 	*) echo 0; return ;;
 	esac
 	awk '{ print $14 + $15 }' "/proc/$pid/stat" 2>/dev/null || echo 0
+}
+
+# The minimal state: no udevd to run rules or to pass events on.
+udevd_stop() {
+	systemctl stop systemd-udevd.service systemd-udevd-kernel.socket systemd-udevd-control.socket
+	udevd_stopped=1
+}
+
+udevd_start() {
+	systemctl start systemd-udevd-kernel.socket systemd-udevd-control.socket systemd-udevd.service
+	udevadm settle -t 10
+	udevd_stopped=
+}
+
+fwhd_start() {
+	systemctl unmask --runtime fw-helperd.service >/dev/null 2>&1
+	systemctl restart fw-helperd.service
+	wait_until 10 systemctl is-active -q fw-helperd.service || fail "fw-helperd did not start"
+}
+
+floor_start() {
+	"$FLOOR" "$FWH_FW_DIR" /usr/lib/firmware >"$FWH_CASE_TMP/floor.log" 2>&1 &
+	floor_pid=$!
+	sleep 0.5
+	kill -0 "$floor_pid" 2>/dev/null || fail "floor did not start: $(cat "$FWH_CASE_TMP/floor.log")"
+}
+
+floor_stop() {
+	kill "$floor_pid" 2>/dev/null
+	wait "$floor_pid" 2>/dev/null
+	floor_pid=
 }
 
 peer_on() {
@@ -79,7 +128,7 @@ peer_on() {
 		# mdev reads /lib/firmware only; there the direct loader would
 		# find the blob first, so mdev gets its own mount namespace with
 		# /srv/firmware on /lib/firmware.
-		systemctl stop systemd-udevd.service systemd-udevd-kernel.socket systemd-udevd-control.socket
+		udevd_stop
 		mkdir -p /usr/lib/firmware
 		unshare -m --propagation private sh -c \
 			"mount --bind $FWH_FW_DIR /usr/lib/firmware && exec busybox mdev -d -f" \
@@ -87,11 +136,18 @@ peer_on() {
 		mdev_pid=$!
 		sleep 2 ;;
 	fwhd)
-		systemctl unmask --runtime fw-helperd.service >/dev/null 2>&1
 		[ -e "$fwh_rule_aside" ] && mv "$fwh_rule_aside" "$fwh_rule"
 		udevadm control --reload
-		systemctl restart fw-helperd.service
-		wait_until 10 systemctl is-active -q fw-helperd.service || fail "fw-helperd did not start" ;;
+		fwhd_start ;;
+	fwhd-min)
+		# its udev rule is moot without udevd
+		udevd_stop
+		printf '[Service]\nEventSource=kernel\n' >"$fwh_min_conf"
+		fwhd_start ;;
+	floor) floor_start ;;
+	floor-min)
+		udevd_stop
+		floor_start ;;
 	esac
 }
 
@@ -107,12 +163,19 @@ peer_off() {
 		kill "$mdev_pid" 2>/dev/null
 		wait "$mdev_pid" 2>/dev/null
 		mdev_pid=
-		systemctl start systemd-udevd-kernel.socket systemd-udevd-control.socket systemd-udevd.service
-		udevadm settle -t 10 ;;
+		udevd_start ;;
 	fwhd)
 		systemctl mask --runtime --now fw-helperd.service >/dev/null 2>&1
 		[ -e "$fwh_rule" ] && mv "$fwh_rule" "$fwh_rule_aside"
 		udevadm control --reload ;;
+	fwhd-min)
+		systemctl mask --runtime --now fw-helperd.service >/dev/null 2>&1
+		rm -f "$fwh_min_conf"
+		udevd_start ;;
+	floor) floor_stop ;;
+	floor-min)
+		floor_stop
+		udevd_start ;;
 	esac
 	abort_pending_requests
 }
@@ -129,13 +192,18 @@ setup_test_firmware
 mask_udev_firmware_rule
 modprobe fwh_test_burst || fail "modprobe fwh_test_burst"
 at_exit "rmmod fwh_test_burst 2>/dev/null"
+# (cleanups run last registered first: udevd comes back after the peers stopped)
+at_exit '[ -z "$udevd_stopped" ] || udevd_start'
 at_exit '[ -z "$mdev_pid" ] || peer_off mdev'
+at_exit '[ -z "$floor_pid" ] || floor_stop'
 at_exit "rm -rf '$LIB_DIR' /run/udev/rules.d/60-fwh-bench-classic.rules"
 echo '.* 0:0 660 !' >/etc/mdev.conf
 at_exit "rm -f /etc/mdev.conf"
 mkdir -p /etc/fw-helperd/fw-helperd.conf.d
 printf '[Firmware]\nSearchPath=%s\n' "$FWH_FW_DIR" >/etc/fw-helperd/fw-helperd.conf.d/50-bench.conf
 at_exit "rm -f /etc/fw-helperd/fw-helperd.conf.d/50-bench.conf"
+fwh_min_conf=/etc/fw-helperd/fw-helperd.conf.d/51-bench-min.conf
+at_exit "rm -f '$fwh_min_conf'"
 at_exit "rm -rf '$SRV_DIR'"
 set_fallback_timeout 60
 : >"$TSV"
@@ -317,6 +385,7 @@ done
 info "# all workloads: $(( $(now_ms) - t0 )) ms"
 row meta all fallback_timeout_missing_s 5
 row meta all kernel "$(uname -r)"
+row meta all peers "$PEERS"
 
 ## Report ---------------------------------------------------------------------
 
@@ -324,31 +393,35 @@ cat >"$FWH_CASE_TMP/report.awk" <<'AWK'
 { v[$2, $3, $4] = $5; if (!(($2) in seen)) { seen[$2] = 1; order[++nw] = $2 } }
 function r(a, b) { return (b > 0 && a != "" && a != "NA") ? sprintf("%.2f", a / b) : "-" }
 function goal(ok, text) { printf "GOAL %s %s\n", ok ? "PASS" : "MISS", text }
+# The system state a peer ran in, and the floor peer measured in the same state.
+function state(p) { return p == "direct" ? "kernel" : (p == "mdev" || p ~ /-min$/) ? "min" : "udevd" }
+function floor_of(p) { return state(p) == "min" ? "floor-min" : "floor" }
+function xfloor(w, p) { return r(v[w, p, "us_median"], v[w, floor_of(p), "us_median"]) }
 END {
-	split("direct classic mdev fwhd", P, " ")
+	np = split(v["meta", "all", "peers"], P, " ")
 	for (k = 1; k <= nw; k++) {
 		w = order[k]
 		if (w == "meta" || w == "footprint") continue
 		printf "\n## %s\n", w
 		if (w ~ /^throughput/) {
-			printf "%-8s %10s %8s %8s %10s %12s\n", "peer", "median ms", "MiB/s", "CPU ms", "helper ms", "fwhd speedup"
-			for (i = 1; i <= 4; i++) { p = P[i]; u = v[w, p, "us_median"]
-				printf "%-8s %10.1f %8.0f %8s %10s %12s\n", p, u / 1000,
+			printf "%-10s %-6s %10s %8s %8s %10s %12s %8s\n", "peer", "state", "median ms", "MiB/s", "CPU ms", "helper ms", "fwhd speedup", "x floor"
+			for (i = 1; i <= np; i++) { p = P[i]; u = v[w, p, "us_median"]
+				printf "%-10s %-6s %10.1f %8.0f %8s %10s %12s %8s\n", p, state(p), u / 1000,
 					(u > 0 ? v[w, p, "bytes"] / 1048576 / (u / 1000000) : 0), v[w, p, "cpu_ms_median"],
 					((p == "classic" || p == "direct") ? "-" : v[w, p, "helper_cpu_ms_median"]),
-					r(v[w, p, "us_median"], v[w, "fwhd", "us_median"]) }
+					r(v[w, p, "us_median"], v[w, "fwhd", "us_median"]), xfloor(w, p) }
 		} else if (w == "burst") {
-			printf "%-8s %10s %10s %12s  %s\n", "peer", "median ms", "CPU ms", "fwhd speedup", "ok/failed per rep"
-			for (i = 1; i <= 4; i++) { p = P[i]
-				printf "%-8s %10.1f %10s %12s  %s %s %s\n", p, v[w, p, "us_median"] / 1000,
-					v[w, p, "cpu_ms_median"], r(v[w, p, "us_median"], v[w, "fwhd", "us_median"]),
+			printf "%-10s %-6s %10s %10s %12s %8s  %s\n", "peer", "state", "median ms", "CPU ms", "fwhd speedup", "x floor", "ok/failed per rep"
+			for (i = 1; i <= np; i++) { p = P[i]
+				printf "%-10s %-6s %10.1f %10s %12s %8s  %s %s %s\n", p, state(p), v[w, p, "us_median"] / 1000,
+					v[w, p, "cpu_ms_median"], r(v[w, p, "us_median"], v[w, "fwhd", "us_median"]), xfloor(w, p),
 					v[w, p, "ok_failed_rep1"], v[w, p, "ok_failed_rep2"], v[w, p, "ok_failed_rep3"] }
 		} else {
-			printf "%-8s %10s %10s %5s %12s\n", "peer", "median ms", "p99 ms", "n", "fwhd speedup"
-			for (i = 1; i <= 4; i++) { p = P[i]
-				printf "%-8s %10.2f %10.2f %5s %12s\n", p, v[w, p, "us_median"] / 1000,
+			printf "%-10s %-6s %10s %10s %5s %12s %8s\n", "peer", "state", "median ms", "p99 ms", "n", "fwhd speedup", "x floor"
+			for (i = 1; i <= np; i++) { p = P[i]
+				printf "%-10s %-6s %10.2f %10.2f %5s %12s %8s\n", p, state(p), v[w, p, "us_median"] / 1000,
 					v[w, p, "us_p99"] / 1000, v[w, p, "n"],
-					r(v[w, p, "us_median"], v[w, "fwhd", "us_median"]) }
+					r(v[w, p, "us_median"], v[w, "fwhd", "us_median"]), xfloor(w, p) }
 		}
 	}
 	printf "\n## footprint (fw-helperd)\n"
@@ -361,11 +434,18 @@ END {
 			goal(f > 0 && d / f >= 0.9, sprintf("%s: fw-helperd at %.2f of the direct loader's rate (goal >= 0.90)", w, f > 0 ? d / f : 0))
 		}
 		if (w ~ /^(throughput|latency|burst)/) {
-			best = ""; for (i = 2; i <= 3; i++) { p = P[i]; if (best == "" || v[w, p, "us_median"] < v[w, best, "us_median"]) best = p }
+			best = ""; for (i = 1; i <= np; i++) { p = P[i]; if (p != "classic" && p != "mdev") continue
+				if (best == "" || v[w, p, "us_median"] < v[w, best, "us_median"]) best = p }
 			goal(f > 0 && f < v[w, best, "us_median"], sprintf("%s: fw-helperd %.2f ms vs best userspace peer %s %.2f ms", w, f / 1000, best, v[w, best, "us_median"] / 1000))
 		}
 		if (w == "missing")
 			goal(f > 0 && f < 10000, sprintf("missing: fw-helperd answers in %.2f ms median, p99 %.2f ms (goal < 10 ms)", f / 1000, v[w, "fwhd", "us_p99"] / 1000))
+		if (w != "meta" && w != "footprint" && v[w, "floor", "us_median"] > 0) {
+			line = ""
+			for (i = 1; i <= np; i++) { p = P[i]; if (p == "direct" || p ~ /^floor/) continue
+				line = line sprintf("%s%s %sx", line == "" ? "" : ", ", p, xfloor(w, p)) }
+			printf "GOAL INFO %s: time against the floor in the same state (udevd: floor, min: floor-min): %s\n", w, line
+		}
 	}
 	s = v["footprint", "fwhd", "idle_seconds"]
 	goal(v["footprint", "fwhd", "idle_runs_schedstat"] == 0,
