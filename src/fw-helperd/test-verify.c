@@ -596,7 +596,7 @@ static int hold(Verifier *v, const char *name, CachedBlob **ret)
 	char *roots[] = { fx.root, NULL };
 	int r;
 
-	r = fw_blob_open(roots, name, 1U << 30, &blob, NULL);
+	r = fw_blob_open(roots, name, 1U << 30, &blob, NULL, NULL);
 	if (r < 0)
 		return r;
 	r = cached_blob_hold(name, blob, v, roots, USEC_INFINITY, NULL, ret);
