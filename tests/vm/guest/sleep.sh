@@ -227,9 +227,24 @@ journal_to_run() {
 	at_exit "journalctl --flush"
 	_fwh_journal_in_run=1
 }
+# Files open on / other than for reading: what makes a remount read-only "busy".
+root_writers() {
+	for _fwh_fd in /proc/[0-9]*/fd/*; do
+		_fwh_t=$(readlink "$_fwh_fd" 2>/dev/null) || continue
+		case $_fwh_t in /proc/* | /sys/* | /dev/* | /run/* | socket:* | pipe:* | anon_inode:* | /) continue ;; esac
+		_fwh_fl=$(sed -n 's/^flags:[[:space:]]*//p' "${_fwh_fd%/fd/*}/fdinfo/${_fwh_fd##*/}" 2>/dev/null)
+		# O_WRONLY or O_RDWR: the octal flags' last digit is 1 or 2
+		case $_fwh_fl in *1 | *2) echo "$(cat "${_fwh_fd%/fd/*}/comm" 2>/dev/null) ${_fwh_fd%/fd/*}: $_fwh_t" ;; esac
+	done
+}
 root_ro() {
 	journal_to_run
-	mount -o remount,ro / || fail "mount -o remount,ro / failed"
+	# a writer of the system's own (a service flushing a file) may hold / a moment
+	for _ in $(seq 20); do
+		mount -o remount,ro / 2>"$FWH_CASE_TMP/remount.err" && break
+		sleep 0.25
+	done
+	root_is_ro || { cat "$FWH_CASE_TMP/remount.err"; root_writers; fail "mount -o remount,ro / failed for 5 s"; }
 	at_exit "mount -o remount,rw /"
 }
 root_rw() {
