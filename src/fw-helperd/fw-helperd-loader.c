@@ -269,8 +269,8 @@ static int openat_read_nofollow(int dir_fd, const char *name)
 	return fd < 0 ? -errno : fd;
 }
 
-/* Replaces *todo with target + "/" + rest, the way the kernel continues after a symlink. */
-static int walk_splice_symlink(int link_fd, const char *rest, char **todo)
+/* Replaces *left with target + "/" + rest, the way the kernel continues after a symlink. */
+static int walk_splice_symlink(int link_fd, const char *rest, char **left)
 {
 	char target[PATH_MAX];
 	char *next;
@@ -282,15 +282,33 @@ static int walk_splice_symlink(int link_fd, const char *rest, char **todo)
 	target[n] = 0;
 	if (asprintf(&next, "%s/%s", target, rest) < 0)
 		return -ENOMEM;
-	free(*todo);
-	*todo = next;
+	free(*left);
+	*left = next;
 	return 0;
 }
 
-/* Pops the first component of *todo into comp; returns 1, or 0 when nothing is left. */
-static int walk_next(char **todo, char comp[static NAME_MAX + 1], bool *ret_last)
+/* One step of a walk: comp below dir_fd as an O_PATH handle, never followed. */
+static int walk_open_step(int dir_fd, const char *comp, struct stat *ret_st)
 {
-	const char *p = *todo + strspn(*todo, "/");
+	_cleanup_close_ int fd = openat(dir_fd, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0 || fstat(fd, ret_st) < 0)
+		return -errno;
+	return TAKE_FD(fd);
+}
+
+/* The symlink link_fd spliced into *left, counted against SYMLINKS_MAX as the kernel does. */
+static int walk_follow(int link_fd, unsigned *links, char **left)
+{
+	if (++*links > SYMLINKS_MAX)
+		return -ELOOP;
+	return walk_splice_symlink(link_fd, *left, left);
+}
+
+/* Pops the first component of *left into comp; returns 1, or 0 when nothing is left. */
+static int walk_next(char **left, char comp[static NAME_MAX + 1], bool *ret_last)
+{
+	const char *p = *left + strspn(*left, "/");
 	size_t n = strcspn(p, "/");
 
 	if (n == 0)
@@ -301,7 +319,7 @@ static int walk_next(char **todo, char comp[static NAME_MAX + 1], bool *ret_last
 	comp[n] = 0;
 	p += n;
 	*ret_last = p[strspn(p, "/")] == 0;
-	memmove(*todo, p, strlen(p) + 1);
+	memmove(*left, p, strlen(p) + 1);
 	return 1;
 }
 
@@ -313,7 +331,7 @@ static int walk_next(char **todo, char comp[static NAME_MAX + 1], bool *ret_last
  */
 static int walk_beneath(int root_fd, const char *path, int *ret_fd, bool *ret_descended)
 {
-	_cleanup_free_ char *todo = NULL;
+	_cleanup_free_ char *left = NULL;
 	_cleanup_close_ int owned = -EBADF;	/* dir_fd once the walk left the root */
 	int dir_fd = root_fd;
 	char comp[NAME_MAX + 1];
@@ -321,11 +339,11 @@ static int walk_beneath(int root_fd, const char *path, int *ret_fd, bool *ret_de
 	bool last;
 	int r;
 
-	todo = strdup(path);
-	if (!todo)
+	left = strdup(path);
+	if (!left)
 		return -ENOMEM;
 
-	while ((r = walk_next(&todo, comp, &last)) > 0) {
+	while ((r = walk_next(&left, comp, &last)) > 0) {
 		_cleanup_close_ int fd = -EBADF;
 		struct stat st;
 
@@ -333,20 +351,16 @@ static int walk_beneath(int root_fd, const char *path, int *ret_fd, bool *ret_de
 			continue;
 		if (strcmp(comp, "..") == 0 && depth == 0)
 			return -EXDEV;
-		fd = openat(dir_fd, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		fd = walk_open_step(dir_fd, comp, &st);
 		if (fd < 0)
-			return -errno;
-		if (fstat(fd, &st) < 0)
-			return -errno;
+			return fd;
 
 		if (S_ISLNK(st.st_mode)) {
-			if (++links > SYMLINKS_MAX)
-				return -ELOOP;
-			r = walk_splice_symlink(fd, todo, &todo);
+			r = walk_follow(fd, &links, &left);
 			if (r < 0)
 				return r;
 			/* RESOLVE_BENEATH refuses absolute symlinks outright, wherever they point */
-			if (todo[0] == '/')
+			if (left[0] == '/')
 				return -EXDEV;
 		} else if (S_ISDIR(st.st_mode)) {
 			depth = strcmp(comp, "..") == 0 ? depth - 1 : depth + 1;
@@ -468,36 +482,32 @@ static int walk_from_slash(int *dir_fd, char canonical[static PATH_MAX])
  */
 static int walk_canonical(const char *path, char canonical[static PATH_MAX], int *ret_fd)
 {
-	_cleanup_free_ char *todo = NULL;
+	_cleanup_free_ char *left = NULL;
 	_cleanup_close_ int dir_fd = -EBADF;
 	char comp[NAME_MAX + 1];
 	unsigned links = 0;
 	bool last;
 	int r;
 
-	todo = strdup(path);
-	if (!todo)
+	left = strdup(path);
+	if (!left)
 		return -ENOMEM;
 	r = walk_from_slash(&dir_fd, canonical);
 	if (r < 0)
 		return r;
 
-	while ((r = walk_next(&todo, comp, &last)) > 0) {
+	while ((r = walk_next(&left, comp, &last)) > 0) {
 		_cleanup_close_ int fd = -EBADF;
 		struct stat st;
 
 		if (strcmp(comp, ".") == 0)
 			continue;
-		fd = openat(dir_fd, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		fd = walk_open_step(dir_fd, comp, &st);
 		if (fd < 0)
-			return -errno;
-		if (fstat(fd, &st) < 0)
-			return -errno;
+			return fd;
 		if (S_ISLNK(st.st_mode)) {
-			if (++links > SYMLINKS_MAX)
-				return -ELOOP;
-			r = walk_splice_symlink(fd, todo, &todo);
-			if (r >= 0 && todo[0] == '/')
+			r = walk_follow(fd, &links, &left);
+			if (r >= 0 && left[0] == '/')
 				r = walk_from_slash(&dir_fd, canonical);
 			if (r < 0)
 				return r;
