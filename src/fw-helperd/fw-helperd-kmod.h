@@ -15,6 +15,12 @@
  */
 #define COMPANION_MODULE_NAME "fwh_cache"
 
+/* The module's own loads: requests below its root device (/sys/devices/fwh_cache/entryN). */
+static inline bool companion_owns_devpath(const char *devpath)
+{
+	return devpath && startswith(devpath, "/devices/" COMPANION_MODULE_NAME "/");
+}
+
 typedef enum CompanionMode {
 	COMPANION_OFF,		/* never load or use it */
 	COMPANION_IF_AVAILABLE,	/* load it when installed and allowed; carry on without */

@@ -159,7 +159,13 @@ static bool answered_lately(Manager *m, ino_t ino)
 	return false;
 }
 
-static Request *find_request(Manager *m, const char *kobj);
+static Request *find_request(Manager *m, const char *kobj)
+{
+	for (Request *r = m->requests; r; r = r->next)
+		if (strcmp(r->kobj, kobj) == 0)
+			return r;
+	return NULL;
+}
 
 bool manager_knows_request(Manager *m, const char *sysfs_dir)
 {
@@ -168,13 +174,6 @@ bool manager_knows_request(Manager *m, const char *sysfs_dir)
 	return find_request(m, kobj ? kobj + 1 : sysfs_dir) || answered_lately(m, dir_ino(sysfs_dir));
 }
 
-static Request *find_request(Manager *m, const char *kobj)
-{
-	for (Request *r = m->requests; r; r = r->next)
-		if (strcmp(r->kobj, kobj) == 0)
-			return r;
-	return NULL;
-}
 
 static void unlink_request(Manager *m, Request *req)
 {

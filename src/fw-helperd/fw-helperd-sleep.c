@@ -460,7 +460,7 @@ void sleep_request_done(Sleep *s, Request *req)
 	if (req->result != REQUEST_SERVED)
 		return;
 	/* the companion module's own loads are the pin, not a device's need */
-	if (req->devpath && startswith(req->devpath, "/devices/" COMPANION_MODULE_NAME "/"))
+	if (companion_owns_devpath(req->devpath))
 		return;
 	if (registry_record(s->registry, req->name, req->devpath, (uint64_t)req->bytes) > 0 &&
 	    req->devpath)

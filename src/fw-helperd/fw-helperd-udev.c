@@ -295,12 +295,6 @@ static UdevVerdict udev_verdict(Manager *m, const char *syspath)
 	return v;
 }
 
-/* fwh_cache's own entries ask through the custom fallback, without a uevent (module/). */
-static bool is_companion_request(const char *devpath)
-{
-	return devpath && startswith(devpath, "/devices/" COMPANION_MODULE_NAME "/");
-}
-
 /* CustomFallback=: names (globs) or device paths (from "/devices/") that are ours too. */
 static bool configured_custom_fallback(Manager *m, const char *name, const char *devpath)
 {
@@ -398,7 +392,7 @@ static int scan_entry(Manager *m, int dirfd, const char *class_dir, const char *
 	devpath = requester_devpath(m->options.sysfs_root, syspath);
 	/* Without events (EventSource=none) scans are all there is. */
 	if (scope == SCAN_AUTOMATIC && m->monitor && verdict == UDEV_UNSEEN &&
-	    !is_companion_request(devpath) && !configured_custom_fallback(m, name, devpath)) {
+	    !companion_owns_devpath(devpath) && !configured_custom_fallback(m, name, devpath)) {
 		ask_kernel_again(m, syspath);
 		return 0;
 	}
