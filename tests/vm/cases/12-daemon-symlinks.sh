@@ -31,13 +31,12 @@ ln -sf ../fwh-upd.bin /srv/libfw/updates/fwh-upd.bin
 printf '[Service]\nBindReadOnlyPaths=/srv/libfw:/lib/firmware\n' \
 	> /run/systemd/system/fw-helperd.service.d/50-vmtest.conf
 systemctl daemon-reload
-systemctl restart fw-helperd
-fwh_wait_active
+fwh_restart
 expect_served fwh-upd.bin /srv/libfw/fwh-upd.bin
 journal_has FIRMWARE=fwh-upd.bin FW_RESULT=served FW_PATH=/lib/firmware/updates/fwh-upd.bin \
 	|| fail "updates/x -> ../x not served through the updates root"
 
 rm -f /run/systemd/system/fw-helperd.service.d/50-vmtest.conf
 systemctl daemon-reload
-systemctl restart fw-helperd
+fwh_restart
 rm -rf /srv/libfw /srv/outside /etc/fwh-alternatives "$SRV"/fwh-* "$SRV/regdb"

@@ -24,12 +24,11 @@ blob /srv/libfw/"$rel"/release-only.bin 7777
 printf '[Service]\nBindReadOnlyPaths=/srv/libfw:/lib/firmware\n' \
 	> /run/systemd/system/fw-helperd.service.d/50-vmtest.conf
 systemctl daemon-reload
-systemctl restart fw-helperd
-fwh_wait_active
+fwh_restart
 expect_served release-only.bin /srv/libfw/"$rel"/release-only.bin
 journal_has FIRMWARE=release-only.bin FW_PATH=/lib/firmware/"$rel"/release-only.bin \
 	|| fail "not served from the release directory"
 rm -f /run/systemd/system/fw-helperd.service.d/50-vmtest.conf
 systemctl daemon-reload
-systemctl restart fw-helperd
+fwh_restart
 rm -rf /srv/libfw "$SRV"/packed-* "$SRV/broken.bin.xz" /tmp/plain.bin

@@ -16,7 +16,7 @@ for _ in $(seq 100); do [ -e /sys/class/firmware/cold.bin/loading ] && break; sl
 sleep 1
 [ -e /tmp/cold.status ] && fail "request finished with nobody answering"
 answers_again
-systemctl start fw-helperd
+fwh_restart start
 wait
 [ "$(cat /tmp/cold.status)" = 0 ] || fail "pending request not answered after start"
 cmp -s /dev/test_firmware "$SRV/cold.bin" || fail "coldplugged request got wrong bytes"

@@ -11,7 +11,7 @@ cleanup() {
 	for d in /sys/class/firmware/*/loading; do [ -e "$d" ] && echo -1 > "$d"; done 2>/dev/null
 	rm -f "$DROPIN" "$SLOW_RULE" /tmp/silent.status /tmp/named.status /tmp/slow.status
 	udevadm control --reload
-	systemctl restart fw-helperd
+	fwh_restart
 }
 trap cleanup EXIT
 
@@ -44,8 +44,7 @@ wait_status() { # STATUSFILE
 # 1. Another program's request: the scans at stop, at start and on a mount change pass it by.
 blob "$SRV/silent.bin" 5000
 custom_request silent.bin /tmp/silent.status
-systemctl restart fw-helperd
-fwh_wait_active
+fwh_restart
 mount_scan
 sleep 2
 still_pending silent.bin /tmp/silent.status "by a scan of the daemon's own"
@@ -61,13 +60,12 @@ blob "$SRV/named-silent.bin" 6000
 printf '[Service]\nCustomFallback=named-*\n' > "$DROPIN"
 systemctl stop fw-helperd
 custom_request named-silent.bin /tmp/named.status
-systemctl start fw-helperd
+fwh_restart start
 wait_status /tmp/named.status
 [ "$(cat /tmp/named.status)" = 0 ] || fail "CustomFallback= request not answered"
 cmp -s /dev/test_firmware "$SRV/named-silent.bin" || fail "named-silent.bin: wrong bytes"
 rm -f "$DROPIN"
-systemctl restart fw-helperd
-fwh_wait_active
+fwh_restart
 note "CustomFallback=named-* taken by the start scan"
 
 # 3. A request an admin's rule excludes, scanned while udev is still running that rule: the

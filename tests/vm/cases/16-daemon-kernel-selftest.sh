@@ -27,8 +27,7 @@ echo -1 > "$TF/test-firmware.bin/loading"
 wait
 [ "$(cat /tmp/cancel.status)" != 0 ] || fail "cancelled request succeeded"
 answers_again
-systemctl start fw-helperd
-fwh_wait_active
+fwh_restart start
 
 # SIGCHLD: a child exiting in the waiting process does not break the request.
 ( sleep 0.2 & printf test-firmware.bin > "$TF/trigger_request"; echo $? > /tmp/sigchld.status ) 

@@ -27,5 +27,5 @@ runuser -u fwuser -- fwctl reload; rc=$?
 systemctl stop fw-helperd
 fwctl status; rc=$?
 [ "$rc" = 3 ] || fail "fwctl with the daemon stopped: exit $rc, expected 3"
-systemctl start fw-helperd
+fwh_restart start
 rm -f "$SRV/count.bin" /tmp/st.txt
