@@ -26,8 +26,7 @@ wait_until 5 test -r "$T/resume_count" || fail "test device did not appear"
 # or /sys/kernel/fwh_cache would be read-only to the daemon.
 systemctl stop fw-helperd
 rmmod fwh_cache 2>/dev/null || :
-systemctl start fw-helperd
-fwh_wait_active
+fwh_restart start
 fwctl status | grep -qi module || note "status does not mention the module"
 lsmod | grep -q '^fwh_cache' || fail "fw-helperd did not load fwh_cache"
 assert_eq "$(cat /sys/kernel/fwh_cache/userspace_fallback)" 1 "userspace_fallback while fw-helperd runs"

@@ -20,8 +20,7 @@ printf '[Sleep]\nPrewarmFirmware=order/conf-a.bin order/conf-b.bin order/conf-c.
 # from an empty registry (kept across restarts in /run).
 systemctl stop fw-helperd
 rm -f /run/fw-helperd/registry
-systemctl start fw-helperd
-fwh_wait_active
+fwh_restart start
 # the configured names are known first; then a device asks for two names
 expect_served order/dev-a.bin "$SRV/order/dev-a.bin"
 expect_served order/dev-b.bin "$SRV/order/dev-b.bin"
