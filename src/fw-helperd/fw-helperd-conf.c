@@ -74,6 +74,7 @@ EventSource event_source_from_string(const char *s)
 static const Config config_defaults = {
 	.optional_log_level = LOG_DEBUG,
 	.max_size = 1ULL << 30,
+	.unpack_memory_max = 256ULL << 20,
 	.workers = 4,
 	.event_source = EVENT_SOURCE_UDEV,
 	.timeout_margin = USEC_PER_SEC,
@@ -382,6 +383,7 @@ static const ConfigItem config_items[] = {
 	{ "Firmware", "OptionalFirmware", config_parse_strv,         offsetof(Config, optional_firmware) },
 	{ "Firmware", "OptionalLogLevel", config_parse_log_level,    offsetof(Config, optional_log_level) },
 	{ "Firmware", "MaxSize",          config_parse_size,         offsetof(Config, max_size) },
+	{ "Firmware", "UnpackMemoryMax",  config_parse_size,         offsetof(Config, unpack_memory_max) },
 	{ "Service",  "Workers",          config_parse_workers,      offsetof(Config, workers) },
 	{ "Service",  "EventSource",      config_parse_event_source, offsetof(Config, event_source) },
 	{ "Service",  "TimeoutMarginSec", config_parse_timespan,     offsetof(Config, timeout_margin) },

@@ -34,6 +34,7 @@ typedef struct Config {
 	char **optional_firmware;	/* OptionalFirmware=: fnmatch globs of names drivers only probe for */
 	int optional_log_level;		/* OptionalLogLevel=: level for missing optional names (debug) */
 	uint64_t max_size;		/* MaxSize=: largest blob served (1G) */
+	uint64_t unpack_memory_max;	/* UnpackMemoryMax=: memory all unpacking together may take (256M) */
 
 	/* [Service] */
 	unsigned workers;		/* Workers=: concurrent requests (4) */

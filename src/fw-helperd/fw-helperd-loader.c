@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/openat2.h>
-#include <lzma.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -11,8 +10,6 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#include <zstd.h>
-#include <zstd_errors.h>
 
 #include "fw-helperd-loader.h"
 #include "fw-helperd-name.h"
@@ -26,11 +23,6 @@
 
 /* Follows the kernel's own limit, so a chain the kernel resolves resolves here too. */
 #define SYMLINKS_MAX 40
-#define READ_CHUNK (64U * 1024U)
-/* xz -9 needs 65 MiB to unpack; anything asking for more is not a firmware image. */
-#define XZ_MEMLIMIT (128U * 1024U * 1024U)
-/* zstd's own default ceiling (ZSTD_WINDOWLOG_LIMIT_DEFAULT), lowered further for small max_size. */
-#define ZSTD_WINDOWLOG_CEILING 27
 
 /*
  * Setting this in the environment makes the loader resolve names without openat2(), as on
@@ -62,17 +54,6 @@ void fw_loader_test_set_openat2(fw_openat2_fn fn)
 static bool isempty(const char *s)
 {
 	return !s || !*s;
-}
-
-const char *fw_compression_to_string(FwCompression c)
-{
-	static const char *const table[] = {
-		[FW_COMPRESSION_NONE] = "none",
-		[FW_COMPRESSION_ZSTD] = "zstd",
-		[FW_COMPRESSION_XZ] = "xz",
-	};
-
-	return (unsigned)c < ELEMENTSOF(table) ? table[c] : NULL;
 }
 
 /* Joins prefix and dir with runs of '/' collapsed and no trailing '/', so that
@@ -171,10 +152,19 @@ FwBlob *fw_blob_free(FwBlob *b)
 	if (!b)
 		return NULL;
 	safe_close(b->fd);
+	fw_blob_unreserve(b);
 	free(b->data);
 	free(b->path);
 	free(b);
 	return NULL;
+}
+
+void fw_blob_unreserve(FwBlob *b)
+{
+	if (b->memory)
+		fw_memory_release(b->memory, b->reserved);
+	b->memory = NULL;
+	b->reserved = 0;
 }
 
 /* Like systemd's fd_verify_regular(): the errno says what it was instead. */
@@ -531,198 +521,7 @@ static int walk_canonical(const char *path, char canonical[static PATH_MAX], int
 	return 0;
 }
 
-/* The decompressed image, growing by doubling up to limit + 1: one byte past means too big. */
-typedef struct Sink {
-	uint8_t *data;
-	size_t size;
-	size_t allocated;
-	size_t limit;
-} Sink;
-
-static int sink_reserve(Sink *s)
-{
-	size_t n;
-	uint8_t *p;
-
-	if (s->size < s->allocated)
-		return 0;
-	if (s->allocated > s->limit)
-		return -EFBIG;
-	n = s->allocated ? s->allocated * 2 : READ_CHUNK;
-	if (n < s->allocated || n > s->limit)
-		n = s->limit + 1;
-	p = realloc(s->data, n);
-	if (!p)
-		return -ENOMEM;
-	s->data = p;
-	s->allocated = n;
-	return 0;
-}
-
-static ssize_t read_chunk(int fd, void *buf, size_t len)
-{
-	ssize_t n;
-
-	do
-		n = read(fd, buf, len);
-	while (n < 0 && errno == EINTR);
-	return n < 0 ? -errno : n;
-}
-
-static int xz_error(lzma_ret lr)
-{
-	switch (lr) {
-	case LZMA_MEM_ERROR:
-		return -ENOMEM;
-	case LZMA_MEMLIMIT_ERROR:
-		return -EFBIG; /* needs more memory to unpack than any firmware image does */
-	default:
-		return -EBADMSG; /* format, options, data or truncation (LZMA_BUF_ERROR) */
-	}
-}
-
-static int decompress_xz(int fd, Sink *sink)
-{
-	_cleanup_free_ uint8_t *in = NULL;
-	lzma_stream s = LZMA_STREAM_INIT;
-	lzma_action action = LZMA_RUN;
-	lzma_ret lr;
-	int r;
-
-	in = malloc(READ_CHUNK);
-	if (!in)
-		return -ENOMEM;
-	/* CONCATENATED: accept stream padding and multiple streams, as xz(1) writes them */
-	lr = lzma_stream_decoder(&s, XZ_MEMLIMIT, LZMA_CONCATENATED);
-	if (lr != LZMA_OK)
-		return xz_error(lr);
-	for (;;) {
-		ssize_t n;
-
-		if (s.avail_in == 0 && action == LZMA_RUN) {
-			n = read_chunk(fd, in, READ_CHUNK);
-			if (n < 0) {
-				r = (int)n;
-				break;
-			}
-			if (n == 0)
-				action = LZMA_FINISH;
-			s.next_in = in;
-			s.avail_in = (size_t)n;
-		}
-		r = sink_reserve(sink);
-		if (r < 0)
-			break;
-		s.next_out = sink->data + sink->size;
-		s.avail_out = sink->allocated - sink->size;
-		lr = lzma_code(&s, action);
-		sink->size = (size_t)(s.next_out - sink->data);
-		if (sink->size > sink->limit) {
-			r = -EFBIG;
-			break;
-		}
-		if (lr == LZMA_STREAM_END) {
-			r = 0;
-			break;
-		}
-		if (lr != LZMA_OK) {
-			r = xz_error(lr);
-			break;
-		}
-	}
-	lzma_end(&s);
-	return r;
-}
-
-static void zstd_freep(ZSTD_DStream **z)
-{
-	ZSTD_freeDStream(*z);
-}
-
-/* Keeps the window (the memory zstd allocates up front) no bigger than the output may be. */
-static int zstd_window_log(size_t limit)
-{
-	int log = 10; /* ZSTD_WINDOWLOG_ABSOLUTEMIN */
-
-	while (log < ZSTD_WINDOWLOG_CEILING && ((size_t)1 << log) < limit)
-		log++;
-	return log;
-}
-
-static int zstd_error(size_t ret)
-{
-	if (ZSTD_getErrorCode(ret) == ZSTD_error_memory_allocation)
-		return -ENOMEM;
-	if (ZSTD_getErrorCode(ret) == ZSTD_error_frameParameter_windowTooLarge)
-		return -EFBIG;
-	return -EBADMSG;
-}
-
-/*
- * Streams, never trusting the content size a frame declares: it may be absent or a lie.
- * Ends well only when the input ends on a frame boundary (ZSTD_decompressStream() == 0).
- */
-static int decompress_zstd(int fd, Sink *sink)
-{
-	_cleanup_(zstd_freep) ZSTD_DStream *z = NULL;
-	_cleanup_free_ uint8_t *in = NULL;
-	ZSTD_inBuffer input = {};
-	size_t pending = 0;
-	bool got_input = false, output_full = false;
-	int r;
-
-	in = malloc(READ_CHUNK);
-	z = ZSTD_createDStream();
-	if (!in || !z)
-		return -ENOMEM;
-	if (ZSTD_isError(ZSTD_DCtx_setParameter(z, ZSTD_d_windowLogMax, zstd_window_log(sink->limit))))
-		return -EINVAL;
-	for (;;) {
-		ZSTD_outBuffer output;
-
-		/* a full output buffer may hide more output: drain it before reading on */
-		if (input.pos == input.size && !output_full) {
-			ssize_t n = read_chunk(fd, in, READ_CHUNK);
-
-			if (n < 0)
-				return (int)n;
-			if (n == 0)
-				break;
-			input = (ZSTD_inBuffer){ .src = in, .size = (size_t)n };
-			got_input = true;
-		}
-		r = sink_reserve(sink);
-		if (r < 0)
-			return r;
-		output = (ZSTD_outBuffer){ .dst = sink->data, .size = sink->allocated, .pos = sink->size };
-		pending = ZSTD_decompressStream(z, &output, &input);
-		if (ZSTD_isError(pending))
-			return zstd_error(pending);
-		sink->size = output.pos;
-		if (sink->size > sink->limit)
-			return -EFBIG;
-		output_full = output.pos == output.size;
-	}
-	return got_input && pending == 0 ? 0 : -EBADMSG;
-}
-
-static int decompress(int fd, FwCompression compression, size_t limit, void **ret_data,
-		      size_t *ret_size)
-{
-	_cleanup_free_ uint8_t *data = NULL;
-	Sink sink = { .limit = limit };
-	int r;
-
-	r = compression == FW_COMPRESSION_XZ ? decompress_xz(fd, &sink) : decompress_zstd(fd, &sink);
-	data = sink.data;
-	if (r < 0)
-		return r;
-	*ret_size = sink.size;
-	*ret_data = TAKE_PTR(data);
-	return 0;
-}
-
-static int blob_new(const char *path, FwCompression compression, int fd, size_t limit,
+static int blob_new(const char *path, FwCompression compression, int fd, const FwLimits *limits,
 		    FwBlob **ret)
 {
 	_cleanup_(fw_blob_freep) FwBlob *b = NULL;
@@ -740,14 +539,15 @@ static int blob_new(const char *path, FwCompression compression, int fd, size_t 
 		return -errno;
 
 	if (compression == FW_COMPRESSION_NONE) {
-		if ((uint64_t)b->st.st_size > limit)
+		if ((uint64_t)b->st.st_size > limits->max_size)
 			return -EFBIG;
 		b->size = (size_t)b->st.st_size;
 		b->fd = fd;
 	} else {
-		r = decompress(fd, compression, limit, &b->data, &b->size);
+		r = fw_unpack(fd, compression, limits, &b->data, &b->size, &b->reserved);
 		if (r < 0)
 			return r;
+		b->memory = limits->memory;
 		safe_close(fd);
 	}
 	*ret = TAKE_PTR(b);
@@ -882,7 +682,7 @@ static int open_through_roots(Search *s, const char *path, int *ret_fd)
 
 /* Looks for root j's path (relative to the root: relative), which it appends to *tried. */
 static int try_root(Search *s, size_t j, const char *relative, const char *path,
-		    FwCompression compression, size_t limit, FwBlob **ret)
+		    FwCompression compression, const FwLimits *limits, FwBlob **ret)
 {
 	_cleanup_close_ int fd = -EBADF;
 	int r;
@@ -894,7 +694,7 @@ static int try_root(Search *s, size_t j, const char *relative, const char *path,
 		r = open_through_roots(s, path, &fd);
 	if (r < 0)
 		return error_is_absent(r) ? -ENOENT : r;
-	r = blob_new(path, compression, fd, limit, ret);
+	r = blob_new(path, compression, fd, limits, ret);
 	if (r < 0)
 		return r;
 	TAKE_FD(fd); /* owned by the blob now, or closed once decompressed */
@@ -916,7 +716,7 @@ static bool error_is_refused_link(int r)
  * it and found something, or failed and gone on, so the search goes on past it; only when
  * nothing else is found is the refusal the answer.
  */
-int fw_blob_open(char *const *roots, const char *name, uint64_t max_size, FwBlob **ret,
+int fw_blob_open(char *const *roots, const char *name, const FwLimits *limits, FwBlob **ret,
 		 char ***tried, char **ret_failed)
 {
 	static const struct {
@@ -928,7 +728,6 @@ int fw_blob_open(char *const *roots, const char *name, uint64_t max_size, FwBlob
 		{ ".zst", FW_COMPRESSION_ZSTD },
 		{ ".xz", FW_COMPRESSION_XZ },
 	};
-	size_t limit = (size_t)MIN(max_size, (uint64_t)SIZE_MAX - 1);
 	_cleanup_free_ char *failed = NULL;
 	int r, refused = 0;
 	Search s;
@@ -950,7 +749,7 @@ int fw_blob_open(char *const *roots, const char *name, uint64_t max_size, FwBlob
 				r = -ENOMEM;
 				break;
 			}
-			r = try_root(&s, j, relative, path, order[i].compression, limit, ret);
+			r = try_root(&s, j, relative, path, order[i].compression, limits, ret);
 			if (error_is_refused_link(r)) {
 				log_debug_errno(r, "Not following the symlink %s: %m.", path);
 				if (!refused) {

@@ -5,15 +5,8 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
+#include "fw-helperd-unpack.h"
 #include "macro.h"
-
-typedef enum FwCompression {
-	FW_COMPRESSION_NONE,
-	FW_COMPRESSION_ZSTD,
-	FW_COMPRESSION_XZ,
-} FwCompression;
-
-const char *fw_compression_to_string(FwCompression c);
 
 /*
  * Builds the search roots in the kernel's own order (drivers/base/firmware_loader/main.c fw_path[]):
@@ -35,8 +28,12 @@ typedef struct FwBlob {
 	struct stat st;		/* of the file as opened */
 	void *data;		/* decompressed contents when compressed, else NULL */
 	size_t size;		/* bytes to hand to the kernel */
+	FwMemory *memory;	/* the budget data was reserved from, or NULL */
+	size_t reserved;	/* bytes of it data holds */
 } FwBlob;
 
+/* Gives data's share of the budget back (freeing the blob does too). */
+void fw_blob_unreserve(FwBlob *b);
 FwBlob *fw_blob_free(FwBlob *b);
 DEFINE_TRIVIAL_CLEANUP_FUNC(FwBlob *, fw_blob_free);
 
@@ -46,8 +43,10 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(FwBlob *, fw_blob_free);
  * but only to a file that lies inside one of the roots: the file is opened beneath a root
  * (openat2 RESOLVE_BENEATH, or an equivalent walk where the kernel lacks it), and a link
  * that leaves its root is followed from "/" and then opened again beneath the root it
- * leads into. Compressed files are decompressed into memory. Blobs larger than max_size
- * (after decompression) are refused with -EFBIG.
+ * leads into. Compressed files are unpacked into memory under limits (fw_unpack()): blobs
+ * larger than limits->max_size (after unpacking) are refused with -EFBIG, images that need
+ * more than the unpack budget with -ENOBUFS, and -ETIMEDOUT says the budget stayed busy
+ * until limits->deadline.
  *
  * The first candidate that exists decides, good or bad; but a symlink that is refused
  * (leading out of every root, or in a loop) only answers when no later candidate exists.
@@ -58,7 +57,7 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(FwBlob *, fw_blob_free);
  * (-EXDEV: a symlink leads out of every root; -ELOOP: symlinks in a loop; -EBADMSG:
  * corrupt compressed data; -EISDIR...).
  */
-int fw_blob_open(char *const *roots, const char *name, uint64_t max_size, FwBlob **ret,
+int fw_blob_open(char *const *roots, const char *name, const FwLimits *limits, FwBlob **ret,
 		 char ***tried, char **ret_failed);
 
 /*

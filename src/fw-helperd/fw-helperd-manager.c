@@ -47,6 +47,11 @@ const char *manager_state_to_string(ManagerState s)
 
 static void request_done(void *userdata);
 
+static size_t unpack_limit(const Config *c)
+{
+	return (size_t)MIN(c->unpack_memory_max, (uint64_t)SIZE_MAX / 2);
+}
+
 int manager_new(const ManagerOptions *options, Manager **ret)
 {
 	_cleanup_(manager_freep) Manager *m = NULL;
@@ -68,6 +73,8 @@ int manager_new(const ManagerOptions *options, Manager **ret)
 	if (m->options.event_source >= 0)
 		m->config->event_source = m->options.event_source;
 	if (verifier_new(&m->verifier) < 0 || verifier_configure(m->verifier, m->config) < 0)
+		return log_oom();
+	if (fw_memory_new(unpack_limit(m->config), &m->unpack_memory) < 0)
 		return log_oom();
 
 	uname(&u);
@@ -109,6 +116,7 @@ Manager *manager_free(Manager *m)
 	m->sleep = sleep_free(m->sleep);
 	m->companion = companion_free(m->companion);
 	m->verifier = verifier_free(m->verifier);
+	m->unpack_memory = fw_memory_free(m->unpack_memory); /* after every thread is joined */
 	sd_event_source_disable_unref(m->mountinfo_source);
 	sd_event_source_disable_unref(m->exit_timer);
 	sd_event_source_disable_unref(m->changed_timer);
@@ -274,6 +282,7 @@ int manager_submit(Manager *m, const RequestInfo *info)
 	if (r < 0)
 		return log_error_errno(r, "Failed to build the firmware search path: %m");
 	req->max_size = m->config->max_size;
+	req->unpack_memory = m->unpack_memory;
 	req->verifier = m->verifier;
 	r = arm_deadline(m, req, info->timeout_sec ?: read_kernel_timeout(m));
 	if (r < 0)
@@ -512,6 +521,7 @@ int manager_reload(Manager *m)
 			c->event_source = m->options.event_source;
 		config_free(m->config);
 		m->config = TAKE_PTR(c);
+		fw_memory_set_limit(m->unpack_memory, unpack_limit(m->config));
 		sleep_config_changed(m->sleep);
 		log_info("Configuration reloaded.");
 	}

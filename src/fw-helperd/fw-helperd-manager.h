@@ -81,6 +81,7 @@ typedef struct Manager {
 	Sleep *sleep;		/* logind, registry, cache, deferral (fw-helperd-sleep.c) */
 	Companion *companion;	/* the fwh_cache kernel module (fw-helperd-kmod.c) */
 	Verifier *verifier;	/* [Integrity]: manifests and policies (fw-helperd-verify.c) */
+	FwMemory *unpack_memory; /* UnpackMemoryMax=, shared by requests and prewarm */
 	Request *requests;	/* pending: queued, deferred or being answered */
 	unsigned n_requests;
 	MissingEntry *missing;	/* newest first */

@@ -29,6 +29,7 @@ struct PrewarmBatch {
 	atomic_uint_fast64_t reserved;	/* bytes promised to jobs so far */
 	uint64_t budget;		/* what the cache may still take */
 	uint64_t max_size;
+	FwMemory *unpack_memory;	/* the manager's, shared with requests */
 	char **roots;
 	Verifier *verifier;		/* the manager's (outlives the prewarm threads), or NULL */
 	usec_t started, deadline;	/* CLOCK_MONOTONIC */
@@ -79,6 +80,7 @@ static void prewarm_job_run(SleepJob *job)
 	_cleanup_(fw_blob_freep) FwBlob *blob = NULL;
 	PrewarmJob *j = (PrewarmJob *)job;
 	PrewarmBatch *b = j->batch;
+	FwLimits limits;
 	uint64_t left;
 	int r;
 
@@ -87,9 +89,12 @@ static void prewarm_job_run(SleepJob *job)
 		return;
 	}
 	left = b->budget - MIN(atomic_load(&b->reserved), b->budget);
-	r = fw_blob_open(b->roots, j->name, MIN(b->max_size, left), &blob, NULL, NULL);
+	limits = (FwLimits){ .max_size = MIN(b->max_size, left), .memory = b->unpack_memory,
+			     .deadline = b->deadline };
+	r = fw_blob_open(b->roots, j->name, &limits, &blob, NULL, NULL);
 	if (r < 0) {
-		j->error = r == -EFBIG ? -ENOSPC : r;
+		/* EFBIG: over what the cache may still take; ETIMEDOUT: no unpack memory in time */
+		j->error = r == -EFBIG ? -ENOSPC : r == -ETIMEDOUT ? -ETIME : r;
 		return;
 	}
 	if (blob->size == 0) {
@@ -109,6 +114,8 @@ static void prewarm_job_run(SleepJob *job)
 		j->error = r;
 		return;
 	}
+	/* counted against PrewarmMemoryMax= from now on, no longer against UnpackMemoryMax= */
+	fw_blob_unreserve(blob);
 	TAKE_PTR(blob);
 }
 
@@ -215,6 +222,10 @@ static void prewarm_job_done(SleepJob *job)
 		log_warning("Firmware %s does not pass its manifest check, not held in memory; "
 			    "a request for it is checked on disk.", j->name);
 		(void)strv_extend(&b->failed, j->name);
+	} else if (r == -ENOBUFS) {
+		log_warning("Firmware %s needs more memory to unpack than UnpackMemoryMax= allows, "
+			    "not held in memory.", j->name);
+		(void)strv_extend(&b->failed, j->name);
 	} else {
 		log_debug_errno(r, "Prewarming %s failed: %m", j->name);
 		(void)strv_extend(&b->failed, j->name);
@@ -306,6 +317,7 @@ int prewarm_start(Sleep *s, bool for_sleep)
 	s->cache->max_bytes = set->prewarm_memory_max;
 	b->budget = s->cache->max_bytes - MIN(s->cache->bytes, s->cache->max_bytes);
 	b->max_size = s->manager->config->max_size;
+	b->unpack_memory = s->manager->unpack_memory;
 	b->verifier = s->manager->verifier;
 	sleep_set_state(s, SLEEP_PREWARMING);
 

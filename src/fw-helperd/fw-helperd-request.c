@@ -69,6 +69,8 @@ Request *request_free(Request *r)
 static const char *const reason_table[_REQUEST_REASON_MAX] = {
 	[REASON_DEVICE_REMOVED] = "device-removed",
 	[REASON_KERNEL_REFUSED_SIZE] = "kernel-refused-size",
+	[REASON_UNPACK_MEMORY] = "unpack-memory",
+	[REASON_UNPACK_MEMORY_BUSY] = "unpack-memory-busy",
 };
 
 const char *request_reason_to_string(RequestReason r)
@@ -135,6 +137,10 @@ const char *request_outcome(const Request *r)
 	default:
 		if (r->reason == REASON_KERNEL_REFUSED_SIZE)
 			return "refused by the kernel, larger than it takes for this request, answered -1";
+		if (r->reason == REASON_UNPACK_MEMORY)
+			return "needs more memory to unpack than UnpackMemoryMax= allows, answered -1";
+		if (r->reason == REASON_UNPACK_MEMORY_BUSY)
+			return "no memory to unpack it came free in time, answered -1";
 		return "could not be served, answered -1";
 	}
 }
@@ -191,6 +197,7 @@ void request_run(Request *r)
 {
 	_cleanup_(fw_blob_freep) FwBlob *blob = NULL;
 	const FwBlob *serve;
+	FwLimits limits;
 	int64_t n;
 	int e;
 
@@ -213,10 +220,16 @@ void request_run(Request *r)
 		serve = r->cached->blob;
 		goto found;
 	}
-	e = fw_blob_open(r->roots, r->name, r->max_size, &blob, &r->tried, &r->path);
+	limits = (FwLimits){ .max_size = r->max_size, .memory = r->unpack_memory,
+			     .deadline = r->deadline };
+	e = fw_blob_open(r->roots, r->name, &limits, &blob, &r->tried, &r->path);
 	if (e < 0) {
 		r->error = e;
 		r->result = e == -ENOENT ? REQUEST_MISSING : REQUEST_FAILED;
+		if (e == -ENOBUFS)
+			r->reason = REASON_UNPACK_MEMORY;
+		else if (e == -ETIMEDOUT)
+			r->reason = REASON_UNPACK_MEMORY_BUSY;
 		abort_or_gone(r);
 		goto out;
 	}

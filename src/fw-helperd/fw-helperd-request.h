@@ -32,6 +32,8 @@ typedef enum RequestReason {
 	REASON_NONE,
 	REASON_DEVICE_REMOVED,		/* the requesting device went with the request */
 	REASON_KERNEL_REFUSED_SIZE,	/* larger than the kernel takes for this request */
+	REASON_UNPACK_MEMORY,		/* unpacking needs more than UnpackMemoryMax= */
+	REASON_UNPACK_MEMORY_BUSY,	/* other unpacks held UnpackMemoryMax= until the deadline */
 	_REQUEST_REASON_MAX,
 } RequestReason;
 
@@ -51,6 +53,7 @@ typedef struct Request {
 	const char *origin;	/* "udev", "kernel" or "scan" (static) */
 	char **roots;		/* search roots, fixed when the request was taken */
 	uint64_t max_size;
+	FwMemory *unpack_memory;	/* the manager's budget for unpacking (outlives the request) */
 	usec_t started;		/* CLOCK_MONOTONIC */
 	usec_t deadline;	/* answer before this, CLOCK_MONOTONIC */
 	atomic_bool cancel;	/* set by the loop: stop streaming, abort */

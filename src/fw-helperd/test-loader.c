@@ -21,6 +21,9 @@
 #include "macro.h"
 #include "util.h"
 
+/* MaxSize= alone, no unpack budget */
+#define LIMITS(max) (&(FwLimits){ .max_size = (max), .deadline = USEC_INFINITY })
+
 /*
  * Fixture trees under a mkdtemp() directory: <base>/lib/firmware/... is the built-in search
  * path seen through fw_search_path_build()'s prefix, <base>/custom the firmware_class.path
@@ -197,7 +200,7 @@ static int load(const char *name, uint64_t max_size, FwBlob **ret_blob, char **r
 	char *contents;
 	int r;
 
-	r = fw_blob_open(roots, name, max_size, &b, tried, NULL);
+	r = fw_blob_open(roots, name, LIMITS(max_size), &b, tried, NULL);
 	if (r < 0)
 		return r;
 	contents = calloc(1, b->size + 1);
@@ -386,12 +389,12 @@ static void test_big_compressed(void)
 	for (size_t i = 0; i < size; i++)
 		data[i] = (uint8_t)(i * 7 + i / 4096);
 	put_zstd("lib/firmware/big.bin.zst", data, size, false);
-	r = fw_blob_open(roots, "big.bin", size, &b, NULL, NULL);
+	r = fw_blob_open(roots, "big.bin", LIMITS(size), &b, NULL, NULL);
 	check(r == 0 && b->size == size && memcmp(b->data, data, size) == 0,
 	      "multi-MiB .zst of exactly max_size round-trips", "got %s", strerror(-r));
 	b = fw_blob_free(b);
 	put_xz("lib/firmware/big2.bin.xz", data, size);
-	r = fw_blob_open(roots, "big2.bin", size, &b, NULL, NULL);
+	r = fw_blob_open(roots, "big2.bin", LIMITS(size), &b, NULL, NULL);
 	check(r == 0 && b->size == size && memcmp(b->data, data, size) == 0,
 	      "multi-MiB .xz of exactly max_size round-trips", "got %s", strerror(-r));
 	expect_error("big.bin", size - 1, -EFBIG, ".zst one byte past max_size: -EFBIG");
@@ -524,7 +527,7 @@ static void test_symlinks_refused(void)
 	check(r == -EXDEV && !contents && strv_length(tried) == 3 * strv_length(roots),
 	      "symlink out of every root: -EXDEV, after every later candidate was tried",
 	      "got %s '%s' after %zu paths", strerror(-r), contents ?: "", strv_length(tried));
-	r = fw_blob_open(roots, "escape.bin", 64 * MiB, &b, NULL, &failed);
+	r = fw_blob_open(roots, "escape.bin", LIMITS(64 * MiB), &b, NULL, &failed);
 	check(r == -EXDEV && failed && strcmp(failed, escape_path) == 0,
 	      "the refused candidate is the one reported, not the last one tried", "got %s '%s'",
 	      strerror(-r), failed ?: "(null)");
