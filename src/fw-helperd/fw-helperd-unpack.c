@@ -53,11 +53,14 @@ typedef struct Plan {
 	size_t decoder;
 	int window_log;	/* zstd: the largest window allowed */
 	bool declared;	/* image is the size the file declared, not the most allowed */
+	bool reserved;	/* taken from a budget */
 } Plan;
 
 /*
- * The image being unpacked. With a declared size it is allocated once; without one it
- * grows by doubling. Either way never past limit + 1: one byte past means too big.
+ * The image being unpacked, never past limit + 1: one byte past means too big. What was
+ * reserved for it is allocated at once (exact): pages never written cost nothing, and
+ * growing by realloc() would hold the old and the new copy at the same time. Without a
+ * budget it grows by doubling.
  */
 typedef struct Sink {
 	uint8_t *data;
@@ -347,7 +350,7 @@ static int unpack_zstd(int fd, int window_log, Sink *sink)
 static int unpack_once(int fd, FwCompression compression, const Plan *plan, Sink *sink,
 		       size_t *ret_needed)
 {
-	*sink = (Sink){ .limit = plan->image, .exact = plan->declared };
+	*sink = (Sink){ .limit = plan->image, .exact = plan->declared || plan->reserved };
 	if (lseek(fd, 0, SEEK_SET) < 0)
 		return -errno;
 	if (compression == FW_COMPRESSION_XZ)
@@ -381,7 +384,7 @@ static int plan_worst(FwCompression compression, const FwLimits *limits, const P
 	return 0;
 }
 
-static int reserve(const FwLimits *limits, const Plan *plan, size_t *reserved)
+static int reserve(const FwLimits *limits, Plan *plan, size_t *reserved)
 {
 	size_t n = plan->image + 1 + plan->decoder;
 	int r;
@@ -394,6 +397,7 @@ static int reserve(const FwLimits *limits, const Plan *plan, size_t *reserved)
 	if (r < 0)
 		return r;
 	*reserved = n;
+	plan->reserved = true;
 	return 0;
 }
 
