@@ -113,6 +113,7 @@ static int test_defaults(void)
 	CHECK(c->optional_firmware == NULL);
 	CHECK(c->optional_log_level == LOG_DEBUG);
 	CHECK(c->max_size == 1ULL << 30);
+	CHECK(c->unpack_memory_max == 256ULL << 20);
 	CHECK(c->workers == 4);
 	CHECK(c->event_source == EVENT_SOURCE_UDEV);
 	CHECK(c->timeout_margin == USEC_PER_SEC);
@@ -129,6 +130,7 @@ static int test_every_key(void)
 		    "OptionalFirmware=iwlwifi-*-8[0-9].ucode regulatory.db.p7s\n"
 		    "OptionalLogLevel=info\n"
 		    "MaxSize=64M\n"
+		    "UnpackMemoryMax=96M\n"
 		    "[Service]\n"
 		    "Workers=8\n"
 		    "EventSource=kernel\n"
@@ -142,6 +144,7 @@ static int test_every_key(void)
 			 (const char *const[]){ "iwlwifi-*-8[0-9].ucode", "regulatory.db.p7s", NULL }));
 	CHECK(c->optional_log_level == LOG_INFO);
 	CHECK(c->max_size == 64ULL << 20);
+	CHECK(c->unpack_memory_max == 96ULL << 20);
 	CHECK(c->workers == 8);
 	CHECK(c->event_source == EVENT_SOURCE_KERNEL);
 	CHECK(c->timeout_margin == 500 * USEC_PER_MSEC);
@@ -284,6 +287,7 @@ static int test_invalid_values(void)
 			     "test.conf:2: Invalid SearchPath= value '/srv/../etc'") == 0);
 	CHECK(expect_invalid("[Firmware]\n\nMaxSize=abc\n", "test.conf:3: Invalid MaxSize= value 'abc'") == 0);
 	CHECK(expect_invalid("[Firmware]\nMaxSize=0\n", "test.conf:2: Invalid MaxSize=") == 0);
+	CHECK(expect_invalid("[Firmware]\nUnpackMemoryMax=0\n", "test.conf:2: Invalid UnpackMemoryMax=") == 0);
 	CHECK(expect_invalid("[Firmware]\nOptionalLogLevel=loud\n",
 			     "test.conf:2: Invalid OptionalLogLevel=") == 0);
 	CHECK(expect_invalid("[Service]\nEventSource=netlink\n", "test.conf:2: Invalid EventSource=") == 0);
