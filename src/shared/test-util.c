@@ -51,6 +51,8 @@ static void test_strings(void)
 	strv_free(l);
 	CHECK(startswith("foobar", "foo") && !startswith("fo", "foo"));
 	CHECK(endswith("foo.xz", ".xz") && !endswith("xz", ".xz"));
+	CHECK(streq_ptr(NULL, NULL) && streq_ptr("a", "a"));
+	CHECK(!streq_ptr("a", NULL) && !streq_ptr(NULL, "a") && !streq_ptr("a", "b"));
 }
 
 static void test_json(void)
