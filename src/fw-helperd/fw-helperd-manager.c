@@ -93,6 +93,13 @@ int manager_new(const ManagerOptions *options, Manager **ret)
 	return 0;
 }
 
+static void search_roots_forget(Manager *m)
+{
+	strv_free(m->roots);
+	m->roots = NULL;
+	m->roots_custom = mfree(m->roots_custom);
+}
+
 static void missing_free_all(Manager *m)
 {
 	for (MissingEntry *e = m->missing, *next; e; e = next) {
@@ -125,18 +132,48 @@ Manager *manager_free(Manager *m)
 	sd_event_unref(m->event);
 	missing_free_all(m);
 	config_free(m->config);
+	search_roots_forget(m);
 	free(m->kernel_release);
 	free(m);
 	return NULL;
 }
 
-int manager_search_roots(Manager *m, char ***ret)
+/*
+ * The parameter is read for every request, since an admin may write it at any time; the
+ * roots are built again only when it reads otherwise than when they were built.
+ */
+static int search_roots_update(Manager *m)
 {
 	_cleanup_free_ char *custom = NULL;
+	_cleanup_strv_free_ char **roots = NULL;
+	int r;
 
 	(void)fw_search_path_read_custom(m->options.sysfs_root, &custom);
-	return fw_search_path_build(m->options.firmware_prefix, custom, m->kernel_release,
-				    m->config->search_path, ret);
+	if (m->roots && streq_ptr(custom, m->roots_custom))
+		return 0;
+	r = fw_search_path_build(m->options.firmware_prefix, custom, m->kernel_release,
+				 m->config->search_path, &roots);
+	if (r < 0)
+		return r;
+	search_roots_forget(m);
+	m->roots = TAKE_PTR(roots);
+	m->roots_custom = TAKE_PTR(custom);
+	return 0;
+}
+
+int manager_search_roots(Manager *m, char ***ret)
+{
+	char **copy;
+	int r;
+
+	r = search_roots_update(m);
+	if (r < 0)
+		return r;
+	copy = strv_copy(m->roots);
+	if (!copy)
+		return -ENOMEM;
+	*ret = copy;
+	return 0;
 }
 
 /* The kernel's fallback timeout in seconds (0: none), as the uevent did not say. */
@@ -522,6 +559,7 @@ int manager_reload(Manager *m)
 		config_free(m->config);
 		m->config = TAKE_PTR(c);
 		fw_memory_set_limit(m->unpack_memory, unpack_limit(m->config));
+		search_roots_forget(m); /* SearchPath= may have changed */
 		sleep_config_changed(m->sleep);
 		log_info("Configuration reloaded.");
 	}

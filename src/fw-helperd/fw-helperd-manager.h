@@ -54,6 +54,10 @@ typedef struct Manager {
 	ManagerOptions options;
 	Config *config;
 	char *kernel_release;
+	/* Search roots as last built, and the custom path parameter they were built from:
+	 * built again when that parameter reads otherwise or the configuration is reloaded. */
+	char **roots;
+	char *roots_custom;
 
 	struct udev *udev;
 	struct udev_monitor *monitor;
@@ -129,7 +133,7 @@ int manager_reload(Manager *m);
 void manager_module_returned(Manager *m);
 void manager_stop(Manager *m);
 
-/* Search roots as of now (the custom path parameter may change at runtime). */
+/* Search roots as of now (the custom path parameter may change at runtime); a copy. */
 int manager_search_roots(Manager *m, char ***ret);
 
 /* Counters or state changed: told to the bus and systemd once, CHANGED_DELAY_USEC later. */

@@ -76,11 +76,14 @@ static bool use_journal(void)
 static int send_entry(int level, int error, const char *message_id, char **fields, size_t n_fields,
 		      const char *format, va_list ap)
 {
-	char msg[2048];
+	/* the journal's field, the text people read after its name */
+	static const char prefix[] = "MESSAGE=";
+	char message[sizeof(prefix) - 1 + 2048], *msg = message + sizeof(prefix) - 1;
 	int saved = errno;
 
+	memcpy(message, prefix, sizeof(prefix) - 1);
 	errno = error < 0 ? -error : error;
-	vsnprintf(msg, sizeof(msg), format, ap);
+	vsnprintf(msg, sizeof(message) - (sizeof(prefix) - 1), format, ap);
 	errno = saved;
 
 	if (!use_journal()) {
@@ -91,10 +94,7 @@ static int send_entry(int level, int error, const char *message_id, char **field
 	struct iovec iov[LOG_ENTRY_MAX_FIELDS + 5];
 	char priority[32], errno_field[32], mid[64];
 	size_t n = 0;
-	_cleanup_free_ char *message = NULL;
 
-	if (asprintf(&message, "MESSAGE=%s", msg) < 0)
-		return error < 0 ? error : -error;
 	iov[n++] = (struct iovec){ message, strlen(message) };
 	snprintf(priority, sizeof(priority), "PRIORITY=%i", level);
 	iov[n++] = (struct iovec){ priority, strlen(priority) };
@@ -126,24 +126,40 @@ int log_internal(int level, int error, const char *format, ...)
 	return r;
 }
 
+_Static_assert(LOG_ENTRY_MAX_FIELDS <= 64, "LogEntry.allocated has a bit per field");
+
 void log_entry_add(LogEntry *e, const char *format, ...)
 {
-	va_list ap;
-	char *f;
+	size_t left = sizeof(e->arena) - e->arena_used;
+	char *f = e->arena + e->arena_used;
+	va_list ap, again;
+	int n;
 
 	if (e->n_fields >= LOG_ENTRY_MAX_FIELDS)
 		return;
 	va_start(ap, format);
-	if (vasprintf(&f, format, ap) >= 0)
-		e->fields[e->n_fields++] = f;
+	va_copy(again, ap);
+	n = vsnprintf(f, left, format, ap);
+	if (n >= 0 && (size_t)n < left)
+		e->arena_used += (size_t)n + 1;
+	else if (n < 0 || vasprintf(&f, format, again) < 0)
+		f = NULL;
+	else
+		e->allocated |= UINT64_C(1) << e->n_fields;
+	va_end(again);
 	va_end(ap);
+	if (f)
+		e->fields[e->n_fields++] = f;
 }
 
 void log_entry_done(LogEntry *e)
 {
 	for (size_t i = 0; i < e->n_fields; i++)
-		free(e->fields[i]);
+		if (e->allocated & (UINT64_C(1) << i))
+			free(e->fields[i]);
 	e->n_fields = 0;
+	e->allocated = 0;
+	e->arena_used = 0;
 }
 
 int log_entry_send(LogEntry *e, int level, int error, const char *message_id, const char *format, ...)

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <syslog.h>
 
 #include "macro.h"
@@ -46,10 +47,16 @@ int log_internal(int level, int error, const char *format, ...) _printf_(3, 4);
  * MESSAGE_ID and a human MESSAGE. On stderr only the MESSAGE is printed.
  */
 #define LOG_ENTRY_MAX_FIELDS 64
+/* Fields are formatted into the entry itself, on the caller's stack; one that does not fit
+ * into what is left of it is allocated. A served request's entry takes some 600 bytes. */
+#define LOG_ENTRY_ARENA 4096
 
 typedef struct LogEntry {
 	char *fields[LOG_ENTRY_MAX_FIELDS];
 	size_t n_fields;
+	uint64_t allocated;	/* bit i: fields[i] is on the heap, not in the arena */
+	size_t arena_used;
+	char arena[LOG_ENTRY_ARENA];
 } LogEntry;
 
 /* Adds "KEY=value"; silently drops fields past the maximum or on allocation failure. */

@@ -2,8 +2,10 @@
 #pragma once
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #define _cleanup_(f) __attribute__((cleanup(f)))
@@ -89,4 +91,12 @@ static inline void *mfree(void *p)
 {
 	free(p);
 	return NULL;
+}
+
+/* Equal strings, or both NULL. */
+static inline bool streq_ptr(const char *a, const char *b)
+{
+	if (!a || !b)
+		return a == b;
+	return strcmp(a, b) == 0;
 }

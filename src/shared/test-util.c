@@ -6,6 +6,7 @@
 #include "tests.h"
 
 #include "json.h"
+#include "log.h"
 #include "sha256.h"
 #include "macro.h"
 #include "utf8.h"
@@ -51,6 +52,8 @@ static void test_strings(void)
 	strv_free(l);
 	CHECK(startswith("foobar", "foo") && !startswith("fo", "foo"));
 	CHECK(endswith("foo.xz", ".xz") && !endswith("xz", ".xz"));
+	CHECK(streq_ptr(NULL, NULL) && streq_ptr("a", "a"));
+	CHECK(!streq_ptr("a", NULL) && !streq_ptr(NULL, "a") && !streq_ptr("a", "b"));
 }
 
 static void test_json(void)
@@ -189,6 +192,61 @@ static void test_sha256(void)
 	CHECK(sha256_from_hex("zz", d) < 0);
 }
 
+static bool field_in_arena(const LogEntry *e, size_t i)
+{
+	return !(e->allocated & (UINT64_C(1) << i)) && e->fields[i] >= e->arena &&
+	       e->fields[i] < e->arena + sizeof(e->arena);
+}
+
+static void test_log_entry(void)
+{
+	LogEntry e = {};
+	char want[64], *big;
+	bool all_right = true;
+	size_t i;
+
+	/* more small fields than an entry holds: the first LOG_ENTRY_MAX_FIELDS, each in the arena */
+	for (i = 0; i < LOG_ENTRY_MAX_FIELDS + 3; i++)
+		log_entry_add(&e, "FW_FIELD_%zu=value %zu%s", i, i * 1000, i % 2 ? "" : " even");
+	CHECK(e.n_fields == LOG_ENTRY_MAX_FIELDS);
+	CHECK(e.allocated == 0);
+	for (i = 0; i < e.n_fields; i++) {
+		snprintf(want, sizeof(want), "FW_FIELD_%zu=value %zu%s", i, i * 1000, i % 2 ? "" : " even");
+		all_right = all_right && strcmp(e.fields[i], want) == 0 && field_in_arena(&e, i);
+	}
+	CHECK(all_right);
+	log_entry_done(&e);
+	CHECK(e.n_fields == 0 && e.arena_used == 0);
+
+	/* one field larger than the whole arena: allocated; the small ones around it are not */
+	big = malloc(LOG_ENTRY_ARENA + 100);
+	memset(big, 'x', LOG_ENTRY_ARENA + 99);
+	big[LOG_ENTRY_ARENA + 99] = 0;
+	log_entry_add(&e, "FIRMWARE=%s", "a.bin");
+	log_entry_add(&e, "FW_BIG=%s", big);
+	log_entry_add(&e, "FW_SIZE=%d", 4096);
+	CHECK(e.n_fields == 3);
+	CHECK(field_in_arena(&e, 0) && !field_in_arena(&e, 1) && field_in_arena(&e, 2));
+	CHECK(strcmp(e.fields[0], "FIRMWARE=a.bin") == 0);
+	CHECK(strncmp(e.fields[1], "FW_BIG=", 7) == 0 && strcmp(e.fields[1] + 7, big) == 0);
+	CHECK(strcmp(e.fields[2], "FW_SIZE=4096") == 0);
+	log_entry_done(&e);
+	CHECK(e.n_fields == 0 && e.allocated == 0);
+
+	/* the arena filled to its last byte; the next field falls back to the heap */
+	i = LOG_ENTRY_ARENA - strlen("FW_FILL=") - 1;
+	big[i] = 0;
+	log_entry_add(&e, "FW_FILL=%s", big);
+	CHECK(e.arena_used == LOG_ENTRY_ARENA && field_in_arena(&e, 0));
+	CHECK(strlen(e.fields[0]) == LOG_ENTRY_ARENA - 1);
+	log_entry_add(&e, "FW_RESULT=%s", "served");
+	CHECK(e.n_fields == 2 && !field_in_arena(&e, 1) && strcmp(e.fields[1], "FW_RESULT=served") == 0);
+	/* sent (below the level shown here, so not printed) and emptied for reuse */
+	log_entry_send(&e, LOG_DEBUG, 0, NULL, "not shown");
+	CHECK(e.n_fields == 0 && e.allocated == 0 && e.arena_used == 0);
+	free(big);
+}
+
 int main(void)
 {
 	test_sha256();
@@ -198,5 +256,6 @@ int main(void)
 	test_utf8();
 	test_json_any_bytes();
 	test_json_pretty();
+	test_log_entry();
 	return test_failures ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -254,6 +254,46 @@ def main():
               wait_for(lambda: loading_of(third) == "0"), loading_of(third))
         fx.finish(third)
 
+        # The daemon keeps the search roots it built; the path parameter, which an admin may
+        # write at any time, and a reload must each be seen by the very next request.
+        custom = os.path.join(fx.top, "custom-path")
+        os.makedirs(os.path.join(custom, "vendor"))
+        custom_blob = bytes(reversed(blob))
+        fx.write(os.path.join(custom, "vendor/fw.bin"), custom_blob, "wb")
+
+        def served_now():
+            dev = fx.request("vendor/fw.bin")
+            fwctl("rescan")
+            wait_for(lambda: loading_of(dev) == "0")
+            got = data_of(dev)
+            fx.finish(dev)
+            return {blob: "configured", custom_blob: "custom"}.get(got, "%d bytes" % len(got))
+
+        param = os.path.join(fx.sys, "module/firmware_class/parameters/path")
+        r = served_now()
+        check("path parameter unset: served from the configured root", r == "configured", r)
+        fx.write(param, custom + "\n")
+        r = served_now()
+        check("path parameter set: the next request is served from it", r == "custom", r)
+        fx.write(param, "\n")
+        r = served_now()
+        check("path parameter cleared: the next request is not served from it",
+              r == "configured", r)
+
+        other = os.path.join(fx.top, "other-firmware")
+        os.makedirs(os.path.join(other, "vendor"))
+        fx.write(os.path.join(other, "vendor/other.bin"), custom_blob, "wb")
+        fx.write_config("[Firmware]\nSearchPath=%s\n" % other)
+        r = fwctl("reload")
+        dev = fx.request("vendor/other.bin")
+        fwctl("rescan")
+        check("reload: the next request is served from the new SearchPath=",
+              r.returncode == 0 and wait_for(lambda: loading_of(dev) == "0") and
+              data_of(dev) == custom_blob, "%r loading=%r" % (r, loading_of(dev)))
+        fx.finish(dev)
+        fx.write_config("[Firmware]\nSearchPath=%s\n" % fx.fw)
+        fwctl("reload")
+
         # udev's rule leaves requests untagged while this file says the daemon takes them.
         flag = os.path.join(fx.top, "run", "listening")
         check("running: the listening flag exists", os.path.exists(flag))
