@@ -103,32 +103,28 @@ void fw_memory_set_limit(FwMemory *m, size_t limit)
 	pthread_mutex_unlock(&m->lock);
 }
 
-size_t fw_memory_limit(FwMemory *m)
+/* One of m's counters, read under its lock (another thread may be changing it). */
+static size_t read_locked(FwMemory *m, const size_t *field)
 {
 	size_t n;
 
 	pthread_mutex_lock(&m->lock);
-	n = m->limit;
+	n = *field;
 	pthread_mutex_unlock(&m->lock);
 	return n;
+}
+
+size_t fw_memory_limit(FwMemory *m)
+{
+	return read_locked(m, &m->limit);
 }
 
 size_t fw_memory_used(FwMemory *m)
 {
-	size_t n;
-
-	pthread_mutex_lock(&m->lock);
-	n = m->used;
-	pthread_mutex_unlock(&m->lock);
-	return n;
+	return read_locked(m, &m->used);
 }
 
 size_t fw_memory_peak(FwMemory *m)
 {
-	size_t n;
-
-	pthread_mutex_lock(&m->lock);
-	n = m->peak;
-	pthread_mutex_unlock(&m->lock);
-	return n;
+	return read_locked(m, &m->peak);
 }
