@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT */
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -8,6 +11,13 @@
 
 /* Between two chunks the deadline and the cancel flag are looked at. */
 #define READ_CHUNK (1024 * 1024)
+
+/* Nothing can change a held image under a request streaming from it, nor unseal it. */
+#define HELD_SEALS (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL)
+
+#ifndef MFD_NOEXEC_SEAL
+#define MFD_NOEXEC_SEAL 0x0008U /* linux/memfd.h of 6.3; glibc 2.36 lacks it */
+#endif
 
 int cached_blob_new(const char *name, FwBlob *blob, CachedBlob **ret)
 {
@@ -138,15 +148,82 @@ static bool interrupted(usec_t deadline, const atomic_bool *cancel, int *ret)
 	return true;
 }
 
-int fw_blob_read_into_memory(FwBlob *b, usec_t deadline, const atomic_bool *cancel)
+/* The file must still be what was opened: one rewritten meanwhile would be held as a mix. */
+static int check_unchanged(const FwBlob *b)
 {
-	_cleanup_free_ uint8_t *data = NULL;
 	struct stat st;
+
+	if (fstat(b->fd, &st) < 0)
+		return -errno;
+	if (st.st_size != b->st.st_size || st.st_mtim.tv_sec != b->st.st_mtim.tv_sec ||
+	    st.st_mtim.tv_nsec != b->st.st_mtim.tv_nsec)
+		return -ESTALE;
+	return 0;
+}
+
+static int memfd_new(void)
+{
+	int fd;
+
+	/* 6.3 and later warn once about a memfd made without saying whether it may execute */
+	fd = memfd_create("fw-helperd-held", MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_NOEXEC_SEAL);
+	if (fd < 0 && errno == EINVAL) /* 6.1 */
+		fd = memfd_create("fw-helperd-held", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	return fd < 0 ? -errno : fd;
+}
+
+/* Copies the file into memfd within the kernel, a chunk at a time. */
+static int copy_file(int memfd, const FwBlob *b, usec_t deadline, const atomic_bool *cancel)
+{
+	uint64_t done = 0;
+	int r;
+
+	while (done < b->size) {
+		off_t offset = (off_t)done;
+		ssize_t n;
+
+		if (interrupted(deadline, cancel, &r))
+			return r;
+		n = sendfile(memfd, b->fd, &offset, (size_t)MIN(b->size - done, (uint64_t)READ_CHUNK));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -ESTALE; /* shrank under us */
+		done += (uint64_t)n;
+	}
+	return check_unchanged(b);
+}
+
+static int copy_data(int memfd, const FwBlob *b, usec_t deadline, const atomic_bool *cancel)
+{
+	const uint8_t *p = b->data;
 	size_t done = 0;
 	int r;
 
-	if (b->data || b->fd < 0)
-		return 0;
+	while (done < b->size) {
+		ssize_t n;
+
+		if (interrupted(deadline, cancel, &r))
+			return r;
+		n = write(memfd, p + done, MIN(b->size - done, (size_t)READ_CHUNK));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+/* The old way, for when no descriptor is left for a memfd: the bytes on the heap. */
+static int read_into_heap(FwBlob *b, usec_t deadline, const atomic_bool *cancel)
+{
+	_cleanup_free_ uint8_t *data = NULL;
+	size_t done = 0;
+	int r;
+
 	data = malloc(MAX(b->size, (size_t)1));
 	if (!data)
 		return -ENOMEM;
@@ -165,13 +242,36 @@ int fw_blob_read_into_memory(FwBlob *b, usec_t deadline, const atomic_bool *canc
 			return -ESTALE; /* shrank under us */
 		done += (size_t)n;
 	}
-	if (fstat(b->fd, &st) < 0)
-		return -errno;
-	if (st.st_size != b->st.st_size || st.st_mtim.tv_sec != b->st.st_mtim.tv_sec ||
-	    st.st_mtim.tv_nsec != b->st.st_mtim.tv_nsec)
-		return -ESTALE;
+	r = check_unchanged(b);
+	if (r < 0)
+		return r;
 	b->data = TAKE_PTR(data);
 	b->fd = safe_close(b->fd);
+	return 0;
+}
+
+int fw_blob_read_into_memory(FwBlob *b, usec_t deadline, const atomic_bool *cancel)
+{
+	_cleanup_close_ int memfd = -EBADF;
+	int r;
+
+	if (b->held || (b->fd < 0 && !b->data))
+		return 0;
+	memfd = memfd_new();
+	if (memfd == -EMFILE || memfd == -ENFILE)
+		return b->data ? 0 : read_into_heap(b, deadline, cancel);
+	if (memfd < 0)
+		return memfd;
+	r = b->data ? copy_data(memfd, b, deadline, cancel) : copy_file(memfd, b, deadline, cancel);
+	if (r < 0)
+		return r;
+	if (fcntl(memfd, F_ADD_SEALS, HELD_SEALS) < 0)
+		return -errno;
+	safe_close(b->fd);
+	b->data = mfree(b->data);
+	fw_blob_unreserve(b); /* what it was unpacked into is gone */
+	b->fd = TAKE_FD(memfd);
+	b->held = true;
 	return 0;
 }
 

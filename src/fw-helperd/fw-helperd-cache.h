@@ -19,7 +19,7 @@
 typedef struct CachedBlob {
 	atomic_uint n_ref;
 	char *name;
-	FwBlob *blob;	/* data in memory (fd closed): serving it touches no file system */
+	FwBlob *blob;	/* held in memory (file closed): serving it touches no file system */
 	/* The manifest check made when it was read (cached_blob_hold()), which stands for its
 	 * answers: after resume neither the file nor the manifests may be there yet. */
 	bool checked;
@@ -75,9 +75,13 @@ bool cache_contains(Cache *c, const char *name);
 uint64_t cache_clear(Cache *c);
 
 /*
- * Turns a blob that still reads from its file into one held in memory: reads it in chunks
- * (checking deadline on CLOCK_MONOTONIC and *cancel in between), checks the file did not
- * change meanwhile, and closes the file. Blobs already in memory are left as they are.
- * Returns 0, -ETIME, -ECANCELED, -ESTALE or another negative errno.
+ * Turns a blob into one held in memory, in a sealed memfd (FwBlob.held), so that requests
+ * stream it with sendfile() as they would the file, and no file system is touched: copies
+ * the file in chunks within the kernel (checking deadline on CLOCK_MONOTONIC and *cancel
+ * in between) and checks it did not change meanwhile, or copies the unpacked data and
+ * frees it with its share of the unpack budget; then closes the file. With no descriptor
+ * left for a memfd (EMFILE, ENFILE) the bytes go on the heap instead (FwBlob.data).
+ * Blobs held already are left as they are.
+ * Returns 0, -ETIME, -ECANCELED, -ESTALE or another negative errno; b is unchanged then.
  */
 int fw_blob_read_into_memory(FwBlob *b, usec_t deadline, const atomic_bool *cancel);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -27,6 +28,9 @@ typedef struct FwBlob {
 	int fd;			/* the opened file when not compressed, else -EBADF */
 	struct stat st;		/* of the file as opened */
 	void *data;		/* decompressed contents when compressed, else NULL */
+	/* fd is a sealed memfd holding the image, no longer the file (fw_blob_read_into_memory()):
+	 * it cannot change, and what st and path say is of the file it was read from */
+	bool held;
 	size_t size;		/* bytes to hand to the kernel */
 	FwMemory *memory;	/* the budget data was reserved from, or NULL */
 	size_t reserved;	/* bytes of it data holds */

@@ -315,7 +315,7 @@ static int stream_file(const FwStreamOps *ops, int data_fd, const FwBlob *blob,
 		r = stream_file_read_write(ops, data_fd, blob, deadline, cancel, &offset);
 	if (r < 0)
 		return r;
-	return stream_check_unchanged(blob);
+	return blob->held ? 0 : stream_check_unchanged(blob); /* sealed: it cannot change */
 }
 
 /* One attempt: "1", the blob, "0". On failure the request is aborted unless it is gone. */

@@ -821,7 +821,7 @@ static void check_finish(VerifyCheck *c)
 									       VERIFY_MISMATCH;
 }
 
-/* Hashes [0, size) of fd, then checks it is still the file st describes. */
+/* Hashes [0, size) of fd, then checks it is still the file st describes (unless NULL). */
 static int hash_fd(int fd, const struct stat *st, uint64_t size, uint8_t ret[SHA256_DIGEST_SIZE])
 {
 	_cleanup_free_ uint8_t *buf = NULL;
@@ -846,11 +846,13 @@ static int hash_fd(int fd, const struct stat *st, uint64_t size, uint8_t ret[SHA
 		sha256_update(&h, (size_t)n, buf);
 		offset += (uint64_t)n;
 	}
-	if (fstat(fd, &now) < 0)
-		return -errno;
-	if (now.st_size != st->st_size || now.st_mtim.tv_sec != st->st_mtim.tv_sec ||
-	    now.st_mtim.tv_nsec != st->st_mtim.tv_nsec)
-		return -ESTALE;
+	if (st) { /* NULL for a sealed memfd: nothing can change it */
+		if (fstat(fd, &now) < 0)
+			return -errno;
+		if (now.st_size != st->st_size || now.st_mtim.tv_sec != st->st_mtim.tv_sec ||
+		    now.st_mtim.tv_nsec != st->st_mtim.tv_nsec)
+			return -ESTALE;
+	}
 	sha256_final(&h, ret);
 	return 0;
 }
@@ -890,7 +892,7 @@ static int hash_blob_now(const FwBlob *blob, int source_fd, uint8_t ret[SHA256_D
 		return 0;
 	}
 	if (blob->fd >= 0)
-		return hash_fd(blob->fd, &blob->st, blob->size, ret);
+		return hash_fd(blob->fd, blob->held ? NULL : &blob->st, blob->size, ret);
 	return -EBADF;
 }
 

@@ -4,10 +4,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "fw-helperd-cache.h"
+#include "fw-helperd-memory.h"
 #include "macro.h"
 #include "util.h"
 
@@ -128,23 +130,47 @@ static FwBlob *file_blob(const char *path)
 	return b;
 }
 
+static bool byte_at(int fd, size_t offset, uint8_t want)
+{
+	uint8_t got;
+
+	return pread(fd, &got, 1, (off_t)offset) == 1 && got == want;
+}
+
+static uint8_t pattern(size_t i)
+{
+	return (uint8_t)((i % 4096) * 7 + 3);
+}
+
 static void test_read_into_memory(void)
 {
 	size_t size = 3 * 1024 * 1024 + 17;
 	_cleanup_free_ char *path = temp_file(size);
 	_cleanup_(fw_blob_freep) FwBlob *b = NULL, *late = NULL, *cancelled = NULL, *changed = NULL;
 	atomic_bool cancel = true;
-	bool same;
-	int fd;
+	struct stat file_st, held_st;
+	int fd, seals;
 
 	check(path != NULL, "temporary firmware");
 	b = file_blob(path);
+	file_st = b->st;
 	check(fw_blob_read_into_memory(b, USEC_INFINITY, NULL) == 0, "read whole");
-	same = b->data && ((uint8_t *)b->data)[size - 1] == (uint8_t)(((size - 1) % 4096) * 7 + 3);
-	check(b->fd < 0 && b->size == size && same, "in memory, file closed, last byte right");
+	check(b->held && !b->data && b->size == size && fstat(b->fd, &held_st) == 0 &&
+		      held_st.st_ino != file_st.st_ino && held_st.st_size == (off_t)size,
+	      "held in a memfd of its size, not the file");
+	check(byte_at(b->fd, 0, pattern(0)) && byte_at(b->fd, size - 1, pattern(size - 1)),
+	      "first and last byte right");
+	seals = fcntl(b->fd, F_GET_SEALS);
+	check(seals >= 0 && (seals & (F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)) ==
+				    (F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL),
+	      "sealed against writes, size changes and unsealing");
+	check(write(b->fd, "x", 1) < 0 && ftruncate(b->fd, 1) < 0, "cannot be changed");
+	check(b->st.st_ino == file_st.st_ino, "st still says which file it was read from");
+	check(fw_blob_read_into_memory(b, USEC_INFINITY, NULL) == 0 && b->held,
+	      "held twice: left as it is");
 
 	late = file_blob(path);
-	check(fw_blob_read_into_memory(late, 1, NULL) == -ETIME && !late->data,
+	check(fw_blob_read_into_memory(late, 1, NULL) == -ETIME && !late->held && !late->data,
 	      "past deadline: -ETIME, nothing kept");
 	cancelled = file_blob(path);
 	check(fw_blob_read_into_memory(cancelled, USEC_INFINITY, &cancel) == -ECANCELED,
@@ -154,7 +180,44 @@ static void test_read_into_memory(void)
 	fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
 	check(fd >= 0 && write(fd, "x", 1) == 1, "file grows meanwhile");
 	safe_close(fd);
-	check(fw_blob_read_into_memory(changed, USEC_INFINITY, NULL) == -ESTALE, "changed: -ESTALE");
+	check(fw_blob_read_into_memory(changed, USEC_INFINITY, NULL) == -ESTALE && !changed->held,
+	      "changed: -ESTALE");
+	unlink(path);
+}
+
+/* An unpacked image: copied into the memfd, its heap copy and unpack budget given back. */
+static void test_unpacked_into_memory(void)
+{
+	_cleanup_(fw_memory_freep) FwMemory *budget = NULL;
+	_cleanup_(fw_blob_freep) FwBlob *b = memory_blob(300000, 0xa5);
+
+	check(fw_memory_new(1 << 20, &budget) == 0 && fw_memory_reserve(budget, 300000, 0) == 0,
+	      "unpack budget reserved");
+	b->memory = budget;
+	b->reserved = 300000;
+	check(fw_blob_read_into_memory(b, USEC_INFINITY, NULL) == 0 && b->held && !b->data &&
+		      byte_at(b->fd, 299999, 0xa5),
+	      "unpacked image held in a memfd");
+	check(fw_memory_used(budget) == 0 && b->reserved == 0, "its unpack budget released");
+}
+
+/* Out of descriptors: the bytes go on the heap as before, the file closed. */
+static void test_no_descriptor_left(void)
+{
+	_cleanup_free_ char *path = temp_file(70000);
+	_cleanup_(fw_blob_freep) FwBlob *b = NULL;
+	struct rlimit saved, tight;
+	int r;
+
+	b = file_blob(path);
+	check(getrlimit(RLIMIT_NOFILE, &saved) == 0, "descriptor limit read");
+	tight = (struct rlimit){ .rlim_cur = (rlim_t)b->fd + 1, .rlim_max = saved.rlim_max };
+	check(setrlimit(RLIMIT_NOFILE, &tight) == 0, "no descriptor left above the file's");
+	r = fw_blob_read_into_memory(b, USEC_INFINITY, NULL);
+	check(setrlimit(RLIMIT_NOFILE, &saved) == 0, "limit restored");
+	check(r == 0 && !b->held && b->data && b->fd < 0 &&
+		      ((uint8_t *)b->data)[69999] == pattern(69999),
+	      "held on the heap instead, file closed");
 	unlink(path);
 }
 
@@ -164,6 +227,8 @@ int main(void)
 	test_budget();
 	test_order();
 	test_read_into_memory();
+	test_unpacked_into_memory();
+	test_no_descriptor_left();
 	printf("%u failed\n", n_failed);
 	return n_failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }
