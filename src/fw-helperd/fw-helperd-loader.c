@@ -707,6 +707,35 @@ static bool error_is_refused_link(int r)
 	return r == -EXDEV || r == -ELOOP;
 }
 
+/* As _request_firmware() does it, 5.19 and later: plain, then zstd, then xz. */
+static const struct {
+	const char *suffix;
+	FwCompression compression;
+} search_order[] = {
+	{ "", FW_COMPRESSION_NONE },
+	{ ".zst", FW_COMPRESSION_ZSTD },
+	{ ".xz", FW_COMPRESSION_XZ },
+};
+
+/* Appends the first n candidates of the search, in its order, to *tried. */
+static int tried_build(char *const *roots, size_t n_roots, const char *name, size_t n,
+		       char ***tried)
+{
+	for (size_t i = 0; i * n_roots < n; i++) {
+		_cleanup_free_ char *relative = NULL;
+
+		if (asprintf(&relative, "%s%s", name, search_order[i].suffix) < 0)
+			return -ENOMEM;
+		for (size_t j = 0; j < n_roots && i * n_roots + j < n; j++) {
+			_cleanup_free_ char *path = path_join(roots[j], relative);
+
+			if (!path || strv_extend(tried, path) < 0)
+				return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
 /*
  * One difference from the kernel, on purpose: the kernel warns about a candidate it cannot
  * read and goes on to the next root. We stop at the first candidate that exists, good or
@@ -715,21 +744,16 @@ static bool error_is_refused_link(int r)
  * instead would hide that. A symlink we refuse is different: the kernel would have followed
  * it and found something, or failed and gone on, so the search goes on past it; only when
  * nothing else is found is the refusal the answer.
+ *
+ * Paths are put together only for roots that exist, and the list of those tried only on
+ * failure: a name found costs no string it does not keep.
  */
 int fw_blob_open(char *const *roots, const char *name, const FwLimits *limits, FwBlob **ret,
 		 char ***tried, char **ret_failed)
 {
-	static const struct {
-		const char *suffix;
-		FwCompression compression;
-	} order[] = {
-		/* as _request_firmware() does it, 5.19 and later: plain, then zstd, then xz */
-		{ "", FW_COMPRESSION_NONE },
-		{ ".zst", FW_COMPRESSION_ZSTD },
-		{ ".xz", FW_COMPRESSION_XZ },
-	};
 	_cleanup_free_ char *failed = NULL;
 	int r, refused = 0;
+	size_t n_tried = 0;
 	Search s;
 
 	r = fw_name_check(name, NULL);
@@ -739,17 +763,24 @@ int fw_blob_open(char *const *roots, const char *name, const FwLimits *limits, F
 	if (r < 0)
 		return r;
 	r = -ENOENT;
-	for (size_t i = 0; i < ELEMENTSOF(order) && r == -ENOENT; i++)
-		for (size_t j = 0; j < s.n && r == -ENOENT; j++) {
-			_cleanup_free_ char *relative = NULL, *path = NULL;
+	for (size_t i = 0; i < ELEMENTSOF(search_order) && r == -ENOENT; i++) {
+		_cleanup_free_ char *relative = NULL;
 
-			if (asprintf(&relative, "%s%s", name, order[i].suffix) < 0 ||
-			    !(path = path_join(roots[j], relative)) ||
-			    (tried && strv_extend(tried, path) < 0)) {
+		if (asprintf(&relative, "%s%s", name, search_order[i].suffix) < 0) {
+			r = -ENOMEM;
+			break;
+		}
+		for (size_t j = 0; j < s.n && r == -ENOENT; j++, n_tried++) {
+			_cleanup_free_ char *path = NULL;
+
+			if (s.fds[j] == -ENOENT)
+				continue; /* an absent root has nothing */
+			path = path_join(roots[j], relative);
+			if (!path) {
 				r = -ENOMEM;
 				break;
 			}
-			r = try_root(&s, j, relative, path, order[i].compression, limits, ret);
+			r = try_root(&s, j, relative, path, search_order[i].compression, limits, ret);
 			if (error_is_refused_link(r)) {
 				log_debug_errno(r, "Not following the symlink %s: %m.", path);
 				if (!refused) {
@@ -762,9 +793,12 @@ int fw_blob_open(char *const *roots, const char *name, const FwLimits *limits, F
 				failed = TAKE_PTR(path);
 			}
 		}
+	}
 	search_done(&s);
 	if (r == -ENOENT && refused)
 		r = refused;
+	if (r < 0 && r != -ENOMEM && tried && tried_build(roots, s.n, name, n_tried, tried) < 0)
+		r = -ENOMEM;
 	if (r < 0 && r != -ENOENT && ret_failed)
 		*ret_failed = TAKE_PTR(failed);
 	return r;

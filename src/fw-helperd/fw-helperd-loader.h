@@ -55,8 +55,9 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(FwBlob *, fw_blob_free);
  * The first candidate that exists decides, good or bad; but a symlink that is refused
  * (leading out of every root, or in a loop) only answers when no later candidate exists.
  *
- * Appends every full path it tried to *tried (may be NULL) for the journal; on an error
- * other than -ENOENT, *ret_failed (may be NULL) is the candidate the error is about.
+ * On failure, appends every full path it tried to *tried (may be NULL) for the journal
+ * (a root that does not exist counts as tried); on an error other than -ENOENT,
+ * *ret_failed (may be NULL) is the candidate the error is about.
  * Returns 0 and a blob, -ENOENT when no root has it, or another negative errno
  * (-EXDEV: a symlink leads out of every root; -ELOOP: symlinks in a loop; -EBADMSG:
  * corrupt compressed data; -EISDIR...).

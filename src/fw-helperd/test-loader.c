@@ -318,6 +318,17 @@ static void test_tried(void)
 		      strcmp(tried[n_roots], zst) == 0 && strcmp(tried[3 * n_roots - 1], last) == 0,
 	      "tried lists every root for plain, then .zst, then .xz", "got %s, %zu paths, first '%s'",
 	      strerror(-r), strv_length(tried), tried ? tried[0] : "(none)");
+
+	/* found (in the last root): no list is made, its strings would only be thrown away */
+	strv_free(tried);
+	tried = NULL;
+	contents = mfree(contents);
+	put_string("extra/found.bin", "found");
+	r = load("found.bin", 64 * MiB, NULL, &contents, &tried);
+	check(r == 0 && contents && strcmp(contents, "found") == 0 && !tried,
+	      "a name found leaves tried alone", "got %s, %zu paths", strerror(-r),
+	      strv_length(tried));
+	rm("extra/found.bin");
 }
 
 static void test_suffix_order(void)
