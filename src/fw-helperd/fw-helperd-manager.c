@@ -397,19 +397,19 @@ static void add_request_fields(LogEntry *e, const Request *req)
 {
 	const char *verified_at = request_verified_at(req);
 
-	log_entry_add(e, "FIRMWARE=%s", req->name);
+	log_entry_add_string(e, "FIRMWARE", req->name);
 	if (req->devpath)
-		log_entry_add(e, "DEVPATH=%s", req->devpath);
-	log_entry_add(e, "FW_RESULT=%s", request_result_to_string(req->result));
+		log_entry_add_string(e, "DEVPATH", req->devpath);
+	log_entry_add_string(e, "FW_RESULT", request_result_to_string(req->result));
 	if (req->origin)
-		log_entry_add(e, "FW_EVENT=%s", req->origin);
-	log_entry_add(e, "FW_DURATION_USEC=%" PRIu64, req->duration);
+		log_entry_add_string(e, "FW_EVENT", req->origin);
+	log_entry_add_uint(e, "FW_DURATION_USEC", req->duration);
 	if (req->result == REQUEST_SERVED)
-		log_entry_add(e, "FW_SOURCE=%s", req->cached ? "cache" : "disk");
+		log_entry_add_string(e, "FW_SOURCE", req->cached ? "cache" : "disk");
 	if (verified_at)
-		log_entry_add(e, "FW_VERIFIED_AT=%s", verified_at);
+		log_entry_add_string(e, "FW_VERIFIED_AT", verified_at);
 	if (req->deferred_usec > 0)
-		log_entry_add(e, "FW_DEFERRED_USEC=%" PRIu64, req->deferred_usec);
+		log_entry_add_uint(e, "FW_DEFERRED_USEC", req->deferred_usec);
 }
 
 static void log_completion(Manager *m, Request *req)
@@ -420,24 +420,26 @@ static void log_completion(Manager *m, Request *req)
 	add_request_fields(&e, req);
 	switch (req->result) {
 	case REQUEST_SERVED:
-		log_entry_add(&e, "FW_PATH=%s", req->path);
-		log_entry_add(&e, "FW_SIZE=%" PRIi64, req->bytes);
-		log_entry_add(&e, "FW_COMPRESSION=%s", fw_compression_to_string(req->compression));
-		log_entry_add(&e, "FW_VERIFY=%s", verify_status_to_string(req->verify.status));
+		log_entry_add_string(&e, "FW_PATH", req->path);
+		log_entry_add_uint(&e, "FW_SIZE", (uint64_t)req->bytes);
+		log_entry_add_string(&e, "FW_COMPRESSION", fw_compression_to_string(req->compression));
+		log_entry_add_string(&e, "FW_VERIFY", verify_status_to_string(req->verify.status));
 		log_entry_send(&e, LOG_INFO, 0, FW_MESSAGE_SERVED,
 			       "Served firmware %s (%" PRIi64 " bytes) from %s%s in %" PRIu64 " us.",
 			       shown, req->bytes, req->path, req->cached ? " (held in memory)" : "",
 			       req->duration);
 		/* Policy=warn: a second entry, under the MESSAGE_ID operators watch for */
-		add_request_fields(&e, req);
-		verify_log(&req->verify, &e, req->name, req->path, true);
+		if (verify_check_failed(&req->verify)) {
+			add_request_fields(&e, req);
+			verify_log(&req->verify, &e, req->name, req->path, true);
+		}
 		return;
 	case REQUEST_UNVERIFIED:
 		verify_log(&req->verify, &e, req->name, req->path, false);
 		return;
 	case REQUEST_MISSING:
 		for (char **t = req->tried; t && *t; t++)
-			log_entry_add(&e, "FW_TRIED=%s", *t);
+			log_entry_add_string(&e, "FW_TRIED", *t);
 		log_entry_send(&e, is_optional(m, req->name) ? m->config->optional_log_level : LOG_WARNING,
 			       0, FW_MESSAGE_MISSING,
 			       "Firmware %s not found in %zu places; answered -1.", shown,
@@ -445,9 +447,9 @@ static void log_completion(Manager *m, Request *req)
 		return;
 	default:
 		if (req->path)
-			log_entry_add(&e, "FW_PATH=%s", req->path);
+			log_entry_add_string(&e, "FW_PATH", req->path);
 		if (req->reason != REASON_NONE)
-			log_entry_add(&e, "FW_REASON=%s", request_reason_to_string(req->reason));
+			log_entry_add_string(&e, "FW_REASON", request_reason_to_string(req->reason));
 		log_entry_send(&e, req->result == REQUEST_GONE ? LOG_NOTICE : LOG_ERR, req->error,
 			       FW_MESSAGE_FAILED, "Firmware %s %s after %" PRIu64 " us: %m.", shown,
 			       request_outcome(req), req->duration);

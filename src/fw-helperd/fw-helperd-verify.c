@@ -1068,6 +1068,12 @@ static const char *status_explain(const VerifyCheck *c)
 	}
 }
 
+bool verify_check_failed(const VerifyCheck *c)
+{
+	return c->status != VERIFY_SKIPPED && c->status != VERIFY_MATCH &&
+	       c->status != VERIFY_PENDING;
+}
+
 void verify_log(const VerifyCheck *c, LogEntry *request_fields, const char *name,
 		const char *path, bool served)
 {
@@ -1076,7 +1082,7 @@ void verify_log(const VerifyCheck *c, LogEntry *request_fields, const char *name
 	char error[64] = "";
 	LogEntry own = {}, *e = request_fields ?: &own;
 
-	if (c->status == VERIFY_SKIPPED || c->status == VERIFY_MATCH || c->status == VERIFY_PENDING) {
+	if (!verify_check_failed(c)) {
 		log_entry_done(e);
 		return;
 	}

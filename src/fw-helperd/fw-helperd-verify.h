@@ -138,6 +138,9 @@ int verify_complete(VerifyCheck *c, const FwBlob *blob);
 int verify_blob(Verifier *v, char *const *roots, const char *name, const FwBlob *blob,
 		VerifyCheck *ret);
 
+/* Whether c is a check that failed: one verify_log() logs. */
+bool verify_check_failed(const VerifyCheck *c);
+
 /*
  * Logs a check that failed (mismatch, no entry, malformed entry, unreadable) as one
  * FW_MESSAGE_VERIFY_FAILED journal entry: FW_PATH=, FW_EXPECTED_SHA256=,

@@ -128,6 +128,14 @@ int log_internal(int level, int error, const char *format, ...)
 
 _Static_assert(LOG_ENTRY_MAX_FIELDS <= 64, "LogEntry.allocated has a bit per field");
 
+/* Appends field f, laid out already (in the arena, or on the heap when allocated). */
+static void entry_push(LogEntry *e, char *f, bool allocated)
+{
+	if (allocated)
+		e->allocated |= UINT64_C(1) << e->n_fields;
+	e->fields[e->n_fields++] = f;
+}
+
 void log_entry_add(LogEntry *e, const char *format, ...)
 {
 	size_t left = sizeof(e->arena) - e->arena_used;
@@ -140,16 +148,43 @@ void log_entry_add(LogEntry *e, const char *format, ...)
 	va_start(ap, format);
 	va_copy(again, ap);
 	n = vsnprintf(f, left, format, ap);
-	if (n >= 0 && (size_t)n < left)
+	if (n >= 0 && (size_t)n < left) {
 		e->arena_used += (size_t)n + 1;
-	else if (n < 0 || vasprintf(&f, format, again) < 0)
-		f = NULL;
-	else
-		e->allocated |= UINT64_C(1) << e->n_fields;
+		entry_push(e, f, false);
+	} else if (n >= 0 && vasprintf(&f, format, again) >= 0)
+		entry_push(e, f, true);
 	va_end(again);
 	va_end(ap);
-	if (f)
-		e->fields[e->n_fields++] = f;
+}
+
+void log_entry_add_string(LogEntry *e, const char *key, const char *value)
+{
+	size_t k = strlen(key), v = strlen(value), n = k + 1 + v + 1;
+	bool on_heap = n > sizeof(e->arena) - e->arena_used;
+	char *f;
+
+	if (e->n_fields >= LOG_ENTRY_MAX_FIELDS)
+		return;
+	f = on_heap ? malloc(n) : e->arena + e->arena_used;
+	if (!f)
+		return;
+	memcpy(f, key, k);
+	f[k] = '=';
+	memcpy(f + k + 1, value, v + 1);
+	if (!on_heap)
+		e->arena_used += n;
+	entry_push(e, f, on_heap);
+}
+
+void log_entry_add_uint(LogEntry *e, const char *key, uint64_t value)
+{
+	char digits[21], *p = digits + sizeof(digits); /* 2^64 - 1 has 20 */
+
+	*--p = 0;
+	do
+		*--p = (char)('0' + value % 10);
+	while ((value /= 10) > 0);
+	log_entry_add_string(e, key, p);
 }
 
 void log_entry_done(LogEntry *e)

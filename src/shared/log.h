@@ -61,6 +61,10 @@ typedef struct LogEntry {
 
 /* Adds "KEY=value"; silently drops fields past the maximum or on allocation failure. */
 void log_entry_add(LogEntry *e, const char *format, ...) _printf_(2, 3);
+/* The same for a string or a number as it is, without printf()'s cost: key "FW_PATH", the
+ * field "FW_PATH=<value>". */
+void log_entry_add_string(LogEntry *e, const char *key, const char *value);
+void log_entry_add_uint(LogEntry *e, const char *key, uint64_t value);
 /* Sends the entry and frees its fields; returns error like log_internal(). */
 int log_entry_send(LogEntry *e, int level, int error, const char *message_id, const char *format, ...)
 	_printf_(5, 6);

@@ -244,6 +244,26 @@ static void test_log_entry(void)
 	/* sent (below the level shown here, so not printed) and emptied for reuse */
 	log_entry_send(&e, LOG_DEBUG, 0, NULL, "not shown");
 	CHECK(e.n_fields == 0 && e.allocated == 0 && e.arena_used == 0);
+
+	/* strings and numbers without printf(): the same fields, in the arena or on the heap */
+	log_entry_add_string(&e, "FIRMWARE", "a.bin");
+	log_entry_add_uint(&e, "FW_SIZE", 0);
+	log_entry_add_uint(&e, "FW_DURATION_USEC", UINT64_MAX);
+	log_entry_add_string(&e, "FW_BIG", big);
+	log_entry_add_string(&e, "FW_EMPTY", "");
+	CHECK(e.n_fields == 5);
+	CHECK(strcmp(e.fields[0], "FIRMWARE=a.bin") == 0 && field_in_arena(&e, 0));
+	CHECK(strcmp(e.fields[1], "FW_SIZE=0") == 0 && field_in_arena(&e, 1));
+	CHECK(strcmp(e.fields[2], "FW_DURATION_USEC=18446744073709551615") == 0);
+	CHECK(strncmp(e.fields[3], "FW_BIG=", 7) == 0 && strcmp(e.fields[3] + 7, big) == 0 &&
+	      !field_in_arena(&e, 3));
+	CHECK(strcmp(e.fields[4], "FW_EMPTY=") == 0 && field_in_arena(&e, 4));
+	CHECK(e.arena_used == strlen("FIRMWARE=a.bin FW_SIZE=0 FW_DURATION_USEC=18446744073709551615 FW_EMPTY=") + 1);
+	log_entry_done(&e);
+	for (i = 0; i < LOG_ENTRY_MAX_FIELDS + 3; i++)
+		log_entry_add_uint(&e, "FW_N", i);
+	CHECK(e.n_fields == LOG_ENTRY_MAX_FIELDS && strcmp(e.fields[LOG_ENTRY_MAX_FIELDS - 1], "FW_N=63") == 0);
+	log_entry_done(&e);
 	free(big);
 }
 
