@@ -775,11 +775,7 @@ static int blob_root(char *const *roots, const char *name, const FwBlob *blob, c
 	if (asprintf(&rel, "%s%s", name, compression_suffix(blob->compression)) < 0)
 		return -ENOMEM;
 	for (char *const *root = roots; root && *root; root++) {
-		_cleanup_free_ char *path = path_join(*root, rel);
-
-		if (!path)
-			return -ENOMEM;
-		if (strcmp(path, blob->path) != 0)
+		if (!path_is_join(blob->path, *root, rel))
 			continue;
 		*ret_root = strdup(*root);
 		if (!*ret_root)

@@ -41,6 +41,13 @@ static void test_strings(void)
 	s = path_join("/a/", "/b");
 	CHECK(strcmp(s, "/a/b") == 0);
 	free(s);
+	s = path_join("/", "b/c");
+	CHECK(strcmp(s, "//b/c") == 0);
+	free(s);
+	CHECK(path_is_join("/a/b", "/a/", "/b") && path_is_join("/a/b", "/a", "b"));
+	CHECK(path_is_join("//b/c", "/", "b/c"));
+	CHECK(!path_is_join("/a/bc", "/a", "b") && !path_is_join("/a/b", "/a", "bc"));
+	CHECK(!path_is_join("/ab", "/a", "b") && path_is_join("/a/", "/a", "") && !path_is_join("/a", "/a", ""));
 	s = cescape("a\001b\\");
 	CHECK(strcmp(s, "a\\x01b\\x5c") == 0);
 	free(s);

@@ -195,18 +195,37 @@ int parse_boolean(const char *s)
 	return -EINVAL;
 }
 
-char *path_join(const char *a, const char *b)
+/* How much of a path_join() keeps of a, and where it starts in b. */
+static size_t join_parts(const char *a, const char **b)
 {
-	char *p;
 	size_t la = strlen(a);
 
 	while (la > 1 && a[la - 1] == '/')
 		la--;
-	while (*b == '/')
-		b++;
-	if (asprintf(&p, "%.*s/%s", (int)la, a, b) < 0)
+	while (**b == '/')
+		(*b)++;
+	return la;
+}
+
+char *path_join(const char *a, const char *b)
+{
+	size_t la = join_parts(a, &b), lb = strlen(b);
+	char *p;
+
+	p = malloc(la + 1 + lb + 1);
+	if (!p)
 		return NULL;
+	memcpy(p, a, la);
+	p[la] = '/';
+	memcpy(p + la + 1, b, lb + 1);
 	return p;
+}
+
+bool path_is_join(const char *path, const char *a, const char *b)
+{
+	size_t la = join_parts(a, &b);
+
+	return strncmp(path, a, la) == 0 && path[la] == '/' && strcmp(path + la + 1, b) == 0;
 }
 
 bool startswith(const char *s, const char *prefix)
