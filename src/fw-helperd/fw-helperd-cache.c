@@ -172,19 +172,25 @@ static int memfd_new(void)
 	return fd < 0 ? -errno : fd;
 }
 
-/* Copies the file into memfd within the kernel, a chunk at a time. */
-static int copy_file(int memfd, const FwBlob *b, usec_t deadline, const atomic_bool *cancel)
+/*
+ * Copies the file, a chunk at a time, into memfd within the kernel, or else (memfd < 0)
+ * into buf, and checks it did not change meanwhile.
+ */
+static int copy_file(const FwBlob *b, int memfd, uint8_t *buf, usec_t deadline,
+		     const atomic_bool *cancel)
 {
 	uint64_t done = 0;
 	int r;
 
 	while (done < b->size) {
+		size_t want = (size_t)MIN(b->size - done, (uint64_t)READ_CHUNK);
 		off_t offset = (off_t)done;
 		ssize_t n;
 
 		if (interrupted(deadline, cancel, &r))
 			return r;
-		n = sendfile(memfd, b->fd, &offset, (size_t)MIN(b->size - done, (uint64_t)READ_CHUNK));
+		n = memfd >= 0 ? sendfile(memfd, b->fd, &offset, want) :
+				 pread(b->fd, buf + done, want, offset);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
@@ -217,32 +223,16 @@ static int copy_data(int memfd, const FwBlob *b, usec_t deadline, const atomic_b
 	return 0;
 }
 
-/* The old way, for when no descriptor is left for a memfd: the bytes on the heap. */
+/* For when no descriptor is left for a memfd: the bytes on the heap, as before memfds. */
 static int read_into_heap(FwBlob *b, usec_t deadline, const atomic_bool *cancel)
 {
 	_cleanup_free_ uint8_t *data = NULL;
-	size_t done = 0;
 	int r;
 
 	data = malloc(MAX(b->size, (size_t)1));
 	if (!data)
 		return -ENOMEM;
-	while (done < b->size) {
-		size_t want = MIN(b->size - done, (size_t)READ_CHUNK);
-		ssize_t n;
-
-		if (interrupted(deadline, cancel, &r))
-			return r;
-		n = pread(b->fd, data + done, want, (off_t)done);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return -ESTALE; /* shrank under us */
-		done += (size_t)n;
-	}
-	r = check_unchanged(b);
+	r = copy_file(b, -EBADF, data, deadline, cancel);
 	if (r < 0)
 		return r;
 	b->data = TAKE_PTR(data);
@@ -262,7 +252,8 @@ int fw_blob_read_into_memory(FwBlob *b, usec_t deadline, const atomic_bool *canc
 		return b->data ? 0 : read_into_heap(b, deadline, cancel);
 	if (memfd < 0)
 		return memfd;
-	r = b->data ? copy_data(memfd, b, deadline, cancel) : copy_file(memfd, b, deadline, cancel);
+	r = b->data ? copy_data(memfd, b, deadline, cancel) :
+		      copy_file(b, memfd, NULL, deadline, cancel);
 	if (r < 0)
 		return r;
 	if (fcntl(memfd, F_ADD_SEALS, HELD_SEALS) < 0)
