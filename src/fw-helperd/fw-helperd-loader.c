@@ -521,11 +521,11 @@ static int walk_canonical(const char *path, char canonical[static PATH_MAX], int
 	return 0;
 }
 
-static int blob_new(const char *path, FwCompression compression, int fd, const FwLimits *limits,
+/* A compressed file stays packed (its fd open, no data): fw_blob_unpack() unpacks it. */
+static int blob_new(const char *path, FwCompression compression, int fd, uint64_t max_size,
 		    FwBlob **ret)
 {
 	_cleanup_(fw_blob_freep) FwBlob *b = NULL;
-	int r;
 
 	b = calloc(1, sizeof(FwBlob));
 	if (!b)
@@ -537,20 +537,33 @@ static int blob_new(const char *path, FwCompression compression, int fd, const F
 		return -ENOMEM;
 	if (fstat(fd, &b->st) < 0)
 		return -errno;
-
 	if (compression == FW_COMPRESSION_NONE) {
-		if ((uint64_t)b->st.st_size > limits->max_size)
+		if ((uint64_t)b->st.st_size > max_size)
 			return -EFBIG;
 		b->size = (size_t)b->st.st_size;
-		b->fd = fd;
-	} else {
-		r = fw_unpack(fd, compression, limits, &b->data, &b->size, &b->reserved);
-		if (r < 0)
-			return r;
-		b->memory = limits->memory;
-		safe_close(fd);
 	}
+	b->fd = fd;
 	*ret = TAKE_PTR(b);
+	return 0;
+}
+
+bool fw_blob_packed(const FwBlob *b)
+{
+	/* a held image is in its memfd, whatever the file it came from was */
+	return b->compression != FW_COMPRESSION_NONE && !b->data && !b->held;
+}
+
+int fw_blob_unpack(FwBlob *b, const FwLimits *limits)
+{
+	int r;
+
+	if (!fw_blob_packed(b))
+		return 0;
+	r = fw_unpack(b->fd, b->compression, limits, &b->data, &b->size, &b->reserved);
+	if (r < 0)
+		return r;
+	b->memory = limits->memory;
+	b->fd = safe_close(b->fd);
 	return 0;
 }
 
@@ -682,7 +695,7 @@ static int open_through_roots(Search *s, const char *path, int *ret_fd)
 
 /* Looks for root j's path (relative to the root: relative), which it appends to *tried. */
 static int try_root(Search *s, size_t j, const char *relative, const char *path,
-		    FwCompression compression, const FwLimits *limits, FwBlob **ret)
+		    FwCompression compression, uint64_t max_size, FwBlob **ret)
 {
 	_cleanup_close_ int fd = -EBADF;
 	int r;
@@ -694,10 +707,10 @@ static int try_root(Search *s, size_t j, const char *relative, const char *path,
 		r = open_through_roots(s, path, &fd);
 	if (r < 0)
 		return error_is_absent(r) ? -ENOENT : r;
-	r = blob_new(path, compression, fd, limits, ret);
+	r = blob_new(path, compression, fd, max_size, ret);
 	if (r < 0)
 		return r;
-	TAKE_FD(fd); /* owned by the blob now, or closed once decompressed */
+	TAKE_FD(fd); /* owned by the blob now */
 	return 0;
 }
 
@@ -748,7 +761,7 @@ static int tried_build(char *const *roots, size_t n_roots, const char *name, siz
  * Paths are put together only for roots that exist, and the list of those tried only on
  * failure: a name found costs no string it does not keep.
  */
-int fw_blob_open(char *const *roots, const char *name, const FwLimits *limits, FwBlob **ret,
+int fw_blob_find(char *const *roots, const char *name, uint64_t max_size, FwBlob **ret,
 		 char ***tried, char **ret_failed)
 {
 	_cleanup_free_ char *failed = NULL;
@@ -780,7 +793,7 @@ int fw_blob_open(char *const *roots, const char *name, const FwLimits *limits, F
 				r = -ENOMEM;
 				break;
 			}
-			r = try_root(&s, j, relative, path, search_order[i].compression, limits, ret);
+			r = try_root(&s, j, relative, path, search_order[i].compression, max_size, ret);
 			if (error_is_refused_link(r)) {
 				log_debug_errno(r, "Not following the symlink %s: %m.", path);
 				if (!refused) {
@@ -802,4 +815,23 @@ int fw_blob_open(char *const *roots, const char *name, const FwLimits *limits, F
 	if (r < 0 && r != -ENOENT && ret_failed)
 		*ret_failed = TAKE_PTR(failed);
 	return r;
+}
+
+int fw_blob_open(char *const *roots, const char *name, const FwLimits *limits, FwBlob **ret,
+		 char ***tried, char **ret_failed)
+{
+	_cleanup_(fw_blob_freep) FwBlob *b = NULL;
+	int r;
+
+	r = fw_blob_find(roots, name, limits->max_size, &b, tried, ret_failed);
+	if (r < 0)
+		return r;
+	r = fw_blob_unpack(b, limits);
+	if (r < 0) {
+		if (ret_failed)
+			*ret_failed = TAKE_PTR(b->path);
+		return r;
+	}
+	*ret = TAKE_PTR(b);
+	return 0;
 }

@@ -25,13 +25,13 @@ int fw_search_path_read_custom(const char *sysfs_root, char **ret);
 typedef struct FwBlob {
 	char *path;		/* the file found, e.g. "/lib/firmware/foo.bin.xz" */
 	FwCompression compression;
-	int fd;			/* the opened file when not compressed, else -EBADF */
+	int fd;			/* the opened file: plain, or compressed and still packed; else -EBADF */
 	struct stat st;		/* of the file as opened */
-	void *data;		/* decompressed contents when compressed, else NULL */
+	void *data;		/* decompressed contents once unpacked, else NULL */
 	/* fd is a sealed memfd holding the image, no longer the file (fw_blob_read_into_memory()):
 	 * it cannot change, and what st and path say is of the file it was read from */
 	bool held;
-	size_t size;		/* bytes to hand to the kernel */
+	size_t size;		/* bytes to hand to the kernel (0 while packed) */
 	FwMemory *memory;	/* the budget data was reserved from, or NULL */
 	size_t reserved;	/* bytes of it data holds */
 } FwBlob;
@@ -47,10 +47,8 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(FwBlob *, fw_blob_free);
  * but only to a file that lies inside one of the roots: the file is opened beneath a root
  * (openat2 RESOLVE_BENEATH, or an equivalent walk where the kernel lacks it), and a link
  * that leaves its root is followed from "/" and then opened again beneath the root it
- * leads into. Compressed files are unpacked into memory under limits (fw_unpack()): blobs
- * larger than limits->max_size (after unpacking) are refused with -EFBIG, images that need
- * more than the unpack budget with -ENOBUFS, and -ETIMEDOUT says the budget stayed busy
- * until limits->deadline.
+ * leads into. A plain file larger than max_size is refused with -EFBIG; a compressed one
+ * is left packed (fw_blob_packed()), its file open, for fw_blob_unpack().
  *
  * The first candidate that exists decides, good or bad; but a symlink that is refused
  * (leading out of every root, or in a loop) only answers when no later candidate exists.
@@ -59,9 +57,26 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(FwBlob *, fw_blob_free);
  * (a root that does not exist counts as tried); on an error other than -ENOENT,
  * *ret_failed (may be NULL) is the candidate the error is about.
  * Returns 0 and a blob, -ENOENT when no root has it, or another negative errno
- * (-EXDEV: a symlink leads out of every root; -ELOOP: symlinks in a loop; -EBADMSG:
- * corrupt compressed data; -EISDIR...).
+ * (-EXDEV: a symlink leads out of every root; -ELOOP: symlinks in a loop; -EISDIR...).
+ * Never waits for anything but the file systems: the event loop may call it.
  */
+int fw_blob_find(char *const *roots, const char *name, uint64_t max_size, FwBlob **ret,
+		 char ***tried, char **ret_failed);
+
+/* Whether b is a compressed file not unpacked yet (size unknown, nothing in memory or held). */
+bool fw_blob_packed(const FwBlob *b);
+
+/*
+ * Unpacks a packed blob into memory under limits (fw_unpack()), closing its file; a no-op
+ * for any other. Blobs larger than limits->max_size (after unpacking) are refused with
+ * -EFBIG, images that need more than the unpack budget with -ENOBUFS, and -ETIMEDOUT says
+ * the budget stayed busy until limits->deadline: this may block, so not on the event loop.
+ * -EBADMSG: corrupt compressed data.
+ */
+int fw_blob_unpack(FwBlob *b, const FwLimits *limits);
+
+/* fw_blob_find(), then fw_blob_unpack(): a blob ready to serve. On an unpacking error,
+ * *ret_failed is the compressed file. */
 int fw_blob_open(char *const *roots, const char *name, const FwLimits *limits, FwBlob **ret,
 		 char ***tried, char **ret_failed);
 

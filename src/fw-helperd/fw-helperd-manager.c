@@ -127,6 +127,7 @@ Manager *manager_free(Manager *m)
 	sd_event_source_disable_unref(m->mountinfo_source);
 	sd_event_source_disable_unref(m->exit_timer);
 	sd_event_source_disable_unref(m->changed_timer);
+	sd_event_source_disable_unref(m->rescan_source);
 	sd_event_source_disable_unref(m->bus_reconnect);
 	sd_bus_flush_close_unref(m->bus);
 	sd_event_unref(m->event);
@@ -276,7 +277,7 @@ static int arm_deadline(Manager *m, Request *req, unsigned timeout_sec)
 int manager_submit(Manager *m, const RequestInfo *info)
 {
 	_cleanup_(request_freep) Request *req = NULL;
-	Request *existing;
+	Request *existing, *taken;
 	const char *kobj, *reason;
 	ino_t ino;
 	int r;
@@ -325,17 +326,22 @@ int manager_submit(Manager *m, const RequestInfo *info)
 	if (r < 0)
 		return log_error_errno(r, "Failed to arm request deadline: %m");
 
+	/* Listed before it is answered: request_done() unlinks it, and may scan again. */
 	req->userdata = m;
-	/* Answered from memory, or held back while the file systems are not back after resume. */
-	r = sleep_intercept(m->sleep, req);
-	if (r == 0)
-		r = manager_dispatch(m, req);
-	if (r < 0)
-		return r;
 	req->next = m->requests;
-	m->requests = TAKE_PTR(req);
+	m->requests = req;
 	m->n_requests++;
 	manager_changed(m);
+	taken = TAKE_PTR(req);
+	/* A held copy attached, or held back while the file systems are not back after resume. */
+	r = sleep_intercept(m->sleep, taken);
+	if (r == 0)
+		r = manager_dispatch(m, taken); /* may have completed and freed it */
+	if (r < 0) {
+		unlink_request(m, taken);
+		request_free(taken);
+		return r;
+	}
 	return 1;
 }
 
@@ -343,11 +349,18 @@ int manager_dispatch(Manager *m, Request *req)
 {
 	int r;
 
+	/* One held back may still find its disk slow to answer: looking is a worker's job. */
+	if (req->deferred_since == 0 && request_run_inline(req)) {
+		log_debug("Answered firmware request %s for %s on the loop%s.", req->name,
+			  req->devpath ?: "?", req->cached ? " from memory" : "");
+		request_done(req);
+		return 0;
+	}
 	r = worker_pool_submit(m->workers, (worker_run_t)request_run, req);
 	if (r < 0)
 		return log_oom();
-	log_debug("Answering firmware request %s for %s%s.", req->name, req->devpath ?: "?",
-		  req->cached ? " from memory" : "");
+	log_debug("Answering firmware request %s for %s on a worker%s.", req->name,
+		  req->devpath ?: "?", req->cached ? " from memory" : "");
 	return 0;
 }
 
@@ -472,7 +485,31 @@ static void count_completion(Manager *m, const Request *req)
 	}
 }
 
-/* On the loop, when a worker has finished with req. */
+static int on_rescan(sd_event_source *s, void *userdata)
+{
+	Manager *m = userdata;
+
+	m->rescan_source = sd_event_source_disable_unref(m->rescan_source);
+	if (m->state == MANAGER_RUNNING)
+		(void)manager_rescan(m);
+	return 0;
+}
+
+/*
+ * On the loop's next turn, once for any number of requests: request_done() may run inside
+ * a scan (a request answered on the loop), and one gone for want of a file would be taken
+ * again and again within it.
+ */
+static void rescan_soon(Manager *m)
+{
+	if (!m->rescan_source && sd_event_add_defer(m->event, &m->rescan_source, on_rescan, m) < 0)
+		log_oom();
+}
+
+/*
+ * On the loop, once req is answered: by a worker, or on the loop itself from within
+ * manager_dispatch(). Frees req.
+ */
 static void request_done(void *userdata)
 {
 	Request *req = userdata;
@@ -487,11 +524,14 @@ static void request_done(void *userdata)
 	sleep_request_done(m->sleep, req);
 	count_completion(m, req);
 	log_completion(m, req);
-	/* A new request under the same name may have been ignored while this one was in flight. */
+	/*
+	 * A new request under the same name may have been ignored while this one was in flight
+	 * (on a worker: one answered on the loop is never asked again meanwhile).
+	 */
 	if (req->asked_again && m->state == MANAGER_RUNNING)
 		(void)manager_udev_scan_one(m, req->kobj, req->ino);
 	else if (req->result == REQUEST_GONE && m->state == MANAGER_RUNNING)
-		(void)manager_rescan(m);
+		rescan_soon(m);
 	request_free(req);
 	manager_changed(m);
 

@@ -77,6 +77,7 @@ typedef struct Manager {
 	sd_event_source *mountinfo_source;
 	sd_event_source *exit_timer;
 	sd_event_source *changed_timer;	/* armed while a change is still to be told */
+	sd_event_source *rescan_source;	/* a scan due on the loop's next turn (request_done()) */
 	sd_event_source *bus_reconnect;	/* armed while the bus is lost */
 	bool watchdog_on;		/* systemd's watchdog pinged (only while busy) */
 	usec_t reconnect_interval;
@@ -117,7 +118,11 @@ typedef struct RequestInfo {
 
 /* Takes a pending request; one already being answered is ignored. */
 int manager_submit(Manager *m, const RequestInfo *info);
-/* Hands a taken request to a worker (the sleep side calls it for deferred ones). */
+/*
+ * Answers a taken request, on the loop when it is small enough (request_run_inline()),
+ * else hands it to a worker; the sleep side calls it for deferred ones, which always go
+ * to a worker. req may be completed and freed on return: the caller must not touch it.
+ */
 int manager_dispatch(Manager *m, Request *req);
 /*
  * Looks for pending requests in sysfs; returns how many were new. manager_rescan() leaves

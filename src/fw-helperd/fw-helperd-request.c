@@ -54,6 +54,7 @@ Request *request_free(Request *r)
 	sd_event_source_disable_unref(r->deadline_source);
 	sd_event_source_disable_unref(r->defer_source);
 	cached_blob_unref(r->cached);
+	fw_blob_free(r->blob);
 	free(r->name);
 	free(r->kobj);
 	free(r->sysfs_dir);
@@ -192,49 +193,62 @@ static int request_verify(Request *r, const FwBlob *serve)
 	return verify_check_refused(&r->verify) ? -EACCES : 0;
 }
 
-/* Finds the blob; on any failure the kernel is told "-1" here, at once. */
-void request_run(Request *r)
+bool request_resolve(Request *r)
 {
-	_cleanup_(fw_blob_freep) FwBlob *blob = NULL;
-	const FwBlob *serve;
-	FwLimits limits;
-	int64_t n;
 	int e;
 
-	r->running = true;
-	if (r->cancel) {
-		/* the deadline passed or the daemon stops while it was queued */
-		(void)fw_stream_abort(r->sysfs_dir);
-		r->error = -ECANCELED;
-		r->result = REQUEST_CANCELLED;
-		goto out;
-	}
 	if (access(r->sysfs_dir, F_OK) < 0) {
 		/* gone before we looked (device unplugged, kernel timeout): no file to resolve */
 		r->error = -errno;
 		r->result = result_from_error(r, r->error);
-		goto out;
+		return false;
 	}
-	if (r->cached) {
-		/* held in memory: the loop's reference keeps it alive until request_free() */
-		serve = r->cached->blob;
-		goto found;
-	}
-	limits = (FwLimits){ .max_size = r->max_size, .memory = r->unpack_memory,
-			     .deadline = r->deadline };
-	e = fw_blob_open(r->roots, r->name, &limits, &blob, &r->tried, &r->path);
+	if (r->cached || r->blob)
+		return true; /* held in memory, or found on the loop before it was queued */
+	e = fw_blob_find(r->roots, r->name, r->max_size, &r->blob, &r->tried, &r->path);
 	if (e < 0) {
 		r->error = e;
 		r->result = e == -ENOENT ? REQUEST_MISSING : REQUEST_FAILED;
+		abort_or_gone(r);
+		return false;
+	}
+	return true;
+}
+
+/* Unpacks what is still packed; on failure the kernel is told "-1" at once. */
+static int request_unpack(Request *r)
+{
+	FwLimits limits = { .max_size = r->max_size, .memory = r->unpack_memory,
+			    .deadline = r->deadline };
+	int e;
+
+	if (r->cached)
+		return 0;
+	e = fw_blob_unpack(r->blob, &limits);
+	if (e < 0) {
+		r->error = e;
+		r->result = REQUEST_FAILED;
 		if (e == -ENOBUFS)
 			r->reason = REASON_UNPACK_MEMORY;
 		else if (e == -ETIMEDOUT)
 			r->reason = REASON_UNPACK_MEMORY_BUSY;
+		r->path = strdup(r->blob->path);
 		abort_or_gone(r);
-		goto out;
 	}
-	serve = blob;
-found:
+	return e;
+}
+
+/* Streams what request_resolve() found. */
+static void request_serve(Request *r)
+{
+	const FwBlob *serve;
+	int64_t n;
+	int e;
+
+	if (request_unpack(r) < 0)
+		return;
+	/* a held copy: the loop's reference keeps it alive until request_free() */
+	serve = r->cached ? r->cached->blob : r->blob;
 	r->path = strdup(serve->path);
 	r->compression = serve->compression;
 
@@ -244,7 +258,7 @@ found:
 		r->error = e;
 		r->result = e == -EACCES ? REQUEST_UNVERIFIED : REQUEST_FAILED;
 		abort_or_gone(r);
-		goto out;
+		return;
 	}
 	n = fw_stream_serve(r->sysfs_dir, serve, r->deadline, &r->cancel,
 			    verify_stream_ops(&r->verify) ?: &plain_ops);
@@ -252,10 +266,47 @@ found:
 		r->error = (int)n;
 		r->result = verify_check_refused(&r->verify) ? REQUEST_UNVERIFIED :
 							       result_from_error(r, (int)n);
-		goto out;
+		return;
 	}
 	r->bytes = n;
 	r->result = REQUEST_SERVED;
-out:
+}
+
+/* Whether what was found can be streamed without ever waiting for more than the disk. */
+static bool request_small(const Request *r)
+{
+	const FwBlob *b = r->cached ? r->cached->blob : r->blob;
+
+	return !fw_blob_packed(b) && b->size <= REQUEST_INLINE_MAX;
+}
+
+/* The blob goes at once: an unpacked image gives its share of UnpackMemoryMax= back. */
+static void request_finish(Request *r)
+{
+	r->blob = fw_blob_free(r->blob);
 	r->duration = now_usec(CLOCK_MONOTONIC) - r->started;
+}
+
+bool request_run_inline(Request *r)
+{
+	if (request_resolve(r)) {
+		if (!request_small(r))
+			return false;
+		request_serve(r);
+	}
+	request_finish(r);
+	return true;
+}
+
+void request_run(Request *r)
+{
+	r->running = true;
+	if (r->cancel) {
+		/* the deadline passed or the daemon stops while it was queued */
+		(void)fw_stream_abort(r->sysfs_dir);
+		r->error = -ECANCELED;
+		r->result = REQUEST_CANCELLED;
+	} else if (request_resolve(r))
+		request_serve(r);
+	request_finish(r);
 }

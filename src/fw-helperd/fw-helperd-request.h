@@ -41,9 +41,19 @@ typedef enum RequestReason {
 const char *request_reason_to_string(RequestReason r);
 
 /*
+ * The largest image the event loop streams itself (request_run_inline()). Under qemu TCG,
+ * the benchmark guest, sendfile() into `data` moves 200-400 MiB/s (bench/README.md,
+ * throughput-64m), so 256 KiB holds the loop for about 1 ms, less than the two thread
+ * wake-ups it saves cost there; through an [Integrity] hash (no sendfile(), ~60 MiB/s)
+ * about 4 ms. Anything larger goes to a worker, so one big image never holds up the rest.
+ */
+#define REQUEST_INLINE_MAX (256U * 1024U)
+
+/*
  * One pending firmware request: a directory /sys/.../firmware/<kobj>/ with `loading` and
- * `data`. Created and completed on the event loop; request_run() alone runs on a worker
- * thread and touches only the fields marked (worker).
+ * `data`. Created and completed on the event loop. Most are answered on the loop too
+ * (request_run_inline()); the others are run by request_run() on a worker thread, which
+ * touches only the fields marked (worker).
  */
 typedef struct Request {
 	char *name;		/* FIRMWARE= */
@@ -71,6 +81,7 @@ typedef struct Request {
 	sd_event_source *defer_source;	/* ends the wait in time for the deadline */
 
 	/* (worker) */
+	FwBlob *blob;		/* found by request_resolve() (maybe on the loop), until served */
 	RequestResult result;
 	int error;		/* negative errno behind a failure */
 	RequestReason reason;
@@ -90,7 +101,22 @@ int request_new(const char *name, const char *kobj, const char *sysfs_dir, const
 Request *request_free(Request *r);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Request *, request_free);
 
-/* Blocking: finds the blob and answers the kernel; sets the (worker) fields. */
+/*
+ * Looks r's name up (unless a held copy or an earlier call has it) and opens it, a
+ * compressed file still packed; false when r is answered already: "-1" for a missing name
+ * or a failed lookup, or nothing for a request that went away. Sets the (worker) fields.
+ */
+bool request_resolve(Request *r);
+
+/*
+ * On the loop: resolves r and answers it unless that might make the loop wait for more
+ * than the disk (an image to unpack, which may wait for UnpackMemoryMax=, or one larger
+ * than REQUEST_INLINE_MAX). True when r is complete; false when it is for request_run()
+ * on a worker, which does not look it up again.
+ */
+bool request_run_inline(Request *r);
+
+/* Blocking, on a worker: resolves r unless done, unpacks, streams; sets the (worker) fields. */
 void request_run(Request *r);
 
 /*

@@ -101,7 +101,7 @@ void sleep_bus_attached(Sleep *s);
 void sleep_stop(Sleep *s);
 
 /*
- * Called for every new request before it goes to a worker. Attaches a cached blob when the
+ * Called for every new request before it is answered. Attaches a cached blob when the
  * name is held in memory (req->cached: no file system access at all) and returns 0; returns 1
  * when the request is deferred (it is dispatched later, at the latest just before its
  * deadline); 0 when it goes to disk now.

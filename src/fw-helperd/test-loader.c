@@ -387,6 +387,47 @@ static void test_compressed(void)
 	expect_contents("c/stream.bin", "no size in the header", ".zst frame without a content size");
 }
 
+/* The event loop looks up with fw_blob_find(): nothing is unpacked until fw_blob_unpack(). */
+static void test_find_then_unpack(void)
+{
+	_cleanup_(fw_blob_freep) FwBlob *b = NULL;
+	_cleanup_strv_free_ char **roots = roots_default();
+	_cleanup_free_ char *failed = NULL;
+	int r;
+
+	put_xz("lib/firmware/split/x.bin.xz", "packed payload", 14);
+	r = fw_blob_find(roots, "split/x.bin", 64 * MiB, &b, NULL, NULL);
+	check(r == 0 && fw_blob_packed(b) && b->fd >= 0 && !b->data && b->size == 0 &&
+		      b->compression == FW_COMPRESSION_XZ && endswith(b->path, "/split/x.bin.xz"),
+	      "find: a .xz is found packed, its file open", "got %s", strerror(-r));
+	r = r < 0 ? r : fw_blob_unpack(b, LIMITS(64 * MiB));
+	check(r == 0 && !fw_blob_packed(b) && b->fd < 0 && b->size == 14 && b->data &&
+		      memcmp(b->data, "packed payload", 14) == 0,
+	      "unpack: then unpacked into memory, its file closed", "got %s", strerror(-r));
+	r = r < 0 ? r : fw_blob_unpack(b, LIMITS(1));
+	check(r == 0 && b->size == 14, "unpack: a no-op once unpacked", "got %s", strerror(-r));
+	b = fw_blob_free(b);
+
+	put_string("lib/firmware/split/bad.bin.xz", "not xz at all");
+	r = fw_blob_find(roots, "split/bad.bin", 64 * MiB, &b, NULL, NULL);
+	check(r == 0 && fw_blob_packed(b), "find: a corrupt .xz is found, not read",
+	      "got %s", strerror(-r));
+	r = r < 0 ? r : fw_blob_unpack(b, LIMITS(64 * MiB));
+	check(r == -EBADMSG, "unpack: the corrupt .xz fails there", "got %s", strerror(-r));
+	b = fw_blob_free(b);
+	r = fw_blob_open(roots, "split/bad.bin", LIMITS(64 * MiB), &b, NULL, &failed);
+	check(r == -EBADMSG && failed && endswith(failed, "/split/bad.bin.xz"),
+	      "open: the corrupt .xz is the failed candidate", "got %s %s", strerror(-r),
+	      failed ?: "(none)");
+
+	put_string("lib/firmware/split/plain.bin", "0123456789");
+	r = fw_blob_find(roots, "split/plain.bin", 9, &b, NULL, NULL);
+	check(r == -EFBIG, "find: a plain file past max_size is refused", "got %s", strerror(-r));
+	r = fw_blob_find(roots, "split/plain.bin", 10, &b, NULL, NULL);
+	check(r == 0 && !fw_blob_packed(b) && b->size == 10 && fw_blob_unpack(b, LIMITS(1)) == 0,
+	      "find: a plain file is ready, unpack leaves it alone", "got %s", strerror(-r));
+}
+
 static void test_big_compressed(void)
 {
 	size_t size = 3 * MiB + 17;
@@ -709,6 +750,7 @@ static void run_suite(void)
 	test_suffix_order();
 	test_plain_blob();
 	test_compressed();
+	test_find_then_unpack();
 	test_big_compressed();
 	test_bombs();
 	test_corrupt();

@@ -68,6 +68,20 @@ class Fixture:
             os.path.join(self.top, "answered"))))))
 
 
+# REQUEST_INLINE_MAX in src/fw-helperd/fw-helperd-request.h
+INLINE_MAX = 256 * 1024
+
+
+def answered_where(fx, name):
+    """Where the daemon's debug lines say it answered name, each time in order: "loop"
+    (manager_dispatch() answered it itself) or "worker" (it handed it to the pool)."""
+    with open(os.path.join(fx.top, "daemon.log"), errors="surrogateescape") as f:
+        lines = f.read().splitlines()
+    asked = ("Answered firmware request %s for " % name, "Answering firmware request %s for " % name)
+    return ["loop" if " on the loop" in line else "worker" if " on a worker" in line else "?"
+            for line in lines if any(a in line for a in asked)]
+
+
 def wait_for(pred, timeout=10):
     end = time.monotonic() + timeout
     while time.monotonic() < end:
@@ -202,6 +216,10 @@ def main():
               loading_of(missing))
         for d in (served, hostile, missing):
             fx.finish(d)
+        check("a small file is answered on the loop, without a worker",
+              answered_where(fx, "vendor/fw.bin") == ["loop"], repr(answered_where(fx, "vendor/fw.bin")))
+        check("a missing name is answered on the loop, without a worker",
+              answered_where(fx, "nothere.bin") == ["loop"], repr(answered_where(fx, "nothere.bin")))
 
         r = wait_for(lambda: fwctl("status", "--json"))
         st = json.loads(r.stdout) if r.returncode == 0 else {}
@@ -215,6 +233,27 @@ def main():
               repr(st.get("search_path")))
         r = fwctl("status")
         check("status table for people", r.returncode == 0 and "Served" in r.stdout, r.stdout + r.stderr)
+
+        # Only what may keep the loop waiting goes to a worker: a file larger than
+        # REQUEST_INLINE_MAX, and any compressed one (unpacking may wait for memory).
+        import lzma
+        sizes = {"edge.bin": INLINE_MAX, "large.bin": INLINE_MAX + 1}
+        blobs = {n: bytes((i * 13 + len(n)) % 256 for i in range(size)) for n, size in sizes.items()}
+        blobs["packed.bin"] = blob
+        for n in ("edge.bin", "large.bin"):
+            fx.write(os.path.join(fx.fw, n), blobs[n], "wb")
+        fx.write(os.path.join(fx.fw, "packed.bin.xz"),
+                 lzma.compress(blob, check=lzma.CHECK_CRC32), "wb")
+        devs = {n: fx.request(n) for n in blobs}
+        fwctl("rescan")
+        for n, dev in devs.items():
+            check("%s answered byte-exact" % n,
+                  wait_for(lambda: loading_of(dev) == "0" and data_of(dev) == blobs[n]),
+                  "loading=%r data=%d bytes" % (loading_of(dev), len(data_of(dev))))
+            fx.finish(dev)
+        for n, place in (("edge.bin", "loop"), ("large.bin", "worker"), ("packed.bin", "worker")):
+            check("%s answered on the %s" % (n, place), answered_where(fx, n) == [place],
+                  repr(answered_where(fx, n)))
 
         # Rescan finds a request that arrived without a uevent (custom fallback).
         watch = PropertiesWatch(address)
