@@ -215,6 +215,13 @@ bool request_resolve(Request *r)
 	return true;
 }
 
+/* What is to be served: the held copy (the loop's reference keeps it alive until
+ * request_free()), or what request_resolve() found. */
+static const FwBlob *request_blob(const Request *r)
+{
+	return r->cached ? r->cached->blob : r->blob;
+}
+
 /* Unpacks what is still packed; on failure the kernel is told "-1" at once. */
 static int request_unpack(Request *r)
 {
@@ -247,8 +254,7 @@ static void request_serve(Request *r)
 
 	if (request_unpack(r) < 0)
 		return;
-	/* a held copy: the loop's reference keeps it alive until request_free() */
-	serve = r->cached ? r->cached->blob : r->blob;
+	serve = request_blob(r);
 	r->path = strdup(serve->path);
 	r->compression = serve->compression;
 
@@ -275,7 +281,7 @@ static void request_serve(Request *r)
 /* Whether what was found can be streamed without ever waiting for more than the disk. */
 static bool request_small(const Request *r)
 {
-	const FwBlob *b = r->cached ? r->cached->blob : r->blob;
+	const FwBlob *b = request_blob(r);
 
 	return !fw_blob_packed(b) && b->size <= REQUEST_INLINE_MAX;
 }
