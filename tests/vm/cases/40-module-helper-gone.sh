@@ -12,6 +12,9 @@
 . /usr/lib/fwh-vmtest/module.sh
 
 bound_ms=5000
+# A wait on the helper would last bound_ms; "at once" is anything well below it
+# (a fixed 1 s flakes on a host loaded with other VMs).
+at_once_ms=$((bound_ms / 2))
 load_fwh_cache helper_timeout_ms=$bound_ms # also stops and masks fw-helperd
 mask_udev_firmware_rule
 assert_eq "$(cat /sys/module/fwh_cache/parameters/helper_timeout_ms)" $bound_ms "helper_timeout_ms"
@@ -33,7 +36,7 @@ echo 1 >"$FWH_FC/userspace_fallback"
 t0=$(now_ms)
 echo fwh-test/nobody-answers.bin >"$FWH_FC/cache" || fail "cache write"
 ms=$(( $(now_ms) - t0 ))
-assert_lt "$ms" 1000 "the cache write returns at once (${ms} ms)"
+assert_lt "$ms" "$at_once_ms" "the cache write returns at once (${ms} ms)"
 req=/sys/class/firmware/fwh-test!nobody-answers.bin
 wait_until 5 test -e "$req/loading" || fail "no custom fallback request appeared: $(pending_requests)"
 assert_eq "$(entry fwh-test/nobody-answers.bin)" "loading 0 0" "entry while nobody answers"
@@ -56,7 +59,7 @@ t0=$(now_ms)
 echo fwh-test/after.bin >"$FWH_FC/cache" || fail "cache write"
 wait_entry 5 fwh-test/after.bin "failed 0 -2"
 ms=$(( $(now_ms) - t0 ))
-assert_lt "$ms" 2000 "direct loader only (${ms} ms)"
+assert_lt "$ms" "$at_once_ms" "direct loader only (${ms} ms)"
 [ -z "$(pending_requests)" ] || fail "a request was made: $(pending_requests)"
 
 info "uncached while asking: the request still ends within the bound, unload works after"

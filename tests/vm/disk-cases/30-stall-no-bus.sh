@@ -14,11 +14,11 @@ systemctl stop dbus.socket dbus.service
 systemctl restart fw-helperd.service
 sleep 1
 info "fw-helperd: $(systemctl is-active fw-helperd.service)"
-assert_answered fwh-nobus.bin served 1000 "request with no system bus"
+assert_answered fwh-nobus.bin served "request with no system bus"
 
 info "bus back"
 systemctl start dbus.socket dbus.service
 t0=$(now_ms)
 wait_until 10 sh -c 'fwctl status >/dev/null 2>&1' || fail "fwctl status fails 10 s after dbus came back"
 info "fwctl status works $(( $(now_ms) - t0 )) ms after dbus came back"
-assert_answered fwh-nobus.bin served 1000 "request with the bus back"
+assert_answered fwh-nobus.bin served "request with the bus back"
