@@ -274,6 +274,31 @@ static int arm_deadline(Manager *m, Request *req, unsigned timeout_sec)
 				 0, on_deadline, req);
 }
 
+/* inline_max: the most the loop streams itself (request_run_inline()). */
+static int dispatch(Manager *m, Request *req, size_t inline_max)
+{
+	int r;
+
+	/* One held back may still find its disk slow to answer: looking is a worker's job. */
+	if (req->deferred_since == 0 && request_run_inline(req, inline_max)) {
+		log_debug("Answered firmware request %s for %s on the loop%s.", req->name,
+			  req->devpath ?: "?", req->cached ? " from memory" : "");
+		request_done(req);
+		return 0;
+	}
+	r = worker_pool_submit(m->workers, (worker_run_t)request_run, req);
+	if (r < 0)
+		return log_oom();
+	log_debug("Answering firmware request %s for %s on a worker%s.", req->name,
+		  req->devpath ?: "?", req->cached ? " from memory" : "");
+	return 0;
+}
+
+int manager_dispatch(Manager *m, Request *req)
+{
+	return dispatch(m, req, REQUEST_INLINE_MAX);
+}
+
 int manager_submit(Manager *m, const RequestInfo *info)
 {
 	_cleanup_(request_freep) Request *req = NULL;
@@ -335,33 +360,14 @@ int manager_submit(Manager *m, const RequestInfo *info)
 	taken = TAKE_PTR(req);
 	/* A held copy attached, or held back while the file systems are not back after resume. */
 	r = sleep_intercept(m->sleep, taken);
-	if (r == 0)
-		r = manager_dispatch(m, taken); /* may have completed and freed it */
+	if (r == 0) /* may complete and free it */
+		r = dispatch(m, taken, info->crowded ? 0 : REQUEST_INLINE_MAX);
 	if (r < 0) {
 		unlink_request(m, taken);
 		request_free(taken);
 		return r;
 	}
 	return 1;
-}
-
-int manager_dispatch(Manager *m, Request *req)
-{
-	int r;
-
-	/* One held back may still find its disk slow to answer: looking is a worker's job. */
-	if (req->deferred_since == 0 && request_run_inline(req)) {
-		log_debug("Answered firmware request %s for %s on the loop%s.", req->name,
-			  req->devpath ?: "?", req->cached ? " from memory" : "");
-		request_done(req);
-		return 0;
-	}
-	r = worker_pool_submit(m->workers, (worker_run_t)request_run, req);
-	if (r < 0)
-		return log_oom();
-	log_debug("Answering firmware request %s for %s on a worker%s.", req->name,
-		  req->devpath ?: "?", req->cached ? " from memory" : "");
-	return 0;
 }
 
 static void remember_missing(Manager *m, const char *name)

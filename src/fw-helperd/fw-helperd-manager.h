@@ -114,6 +114,7 @@ typedef struct RequestInfo {
 	unsigned timeout_sec;	/* TIMEOUT= of the uevent, 0 when unknown */
 	usec_t age;		/* how long ago udev first saw it (the kernel's timer runs since) */
 	const char *origin;	/* how we heard of it: "udev", "kernel" or "scan" (static) */
+	bool crowded;		/* others came with it: it is streamed by a worker, beside them */
 } RequestInfo;
 
 /* Takes a pending request; one already being answered is ignored. */
@@ -122,6 +123,8 @@ int manager_submit(Manager *m, const RequestInfo *info);
  * Answers a taken request, on the loop when it is small enough (request_run_inline()),
  * else hands it to a worker; the sleep side calls it for deferred ones, which always go
  * to a worker. req may be completed and freed on return: the caller must not touch it.
+ * Requests that came together (RequestInfo.crowded) are streamed by the workers side by
+ * side rather than one after another on the loop; a missing name is answered at once.
  */
 int manager_dispatch(Manager *m, Request *req);
 /*

@@ -278,12 +278,12 @@ static void request_serve(Request *r)
 	r->result = REQUEST_SERVED;
 }
 
-/* Whether what was found can be streamed without ever waiting for more than the disk. */
-static bool request_small(const Request *r)
+/* Whether what was found is at most max bytes to stream, waiting for nothing but the disk. */
+static bool request_small(const Request *r, size_t max)
 {
 	const FwBlob *b = request_blob(r);
 
-	return !fw_blob_packed(b) && b->size <= REQUEST_INLINE_MAX;
+	return !fw_blob_packed(b) && b->size <= max;
 }
 
 /* The blob goes at once: an unpacked image gives its share of UnpackMemoryMax= back. */
@@ -293,10 +293,10 @@ static void request_finish(Request *r)
 	r->duration = now_usec(CLOCK_MONOTONIC) - r->started;
 }
 
-bool request_run_inline(Request *r)
+bool request_run_inline(Request *r, size_t max)
 {
 	if (request_resolve(r)) {
-		if (!request_small(r))
+		if (!request_small(r, max))
 			return false;
 		request_serve(r);
 	}

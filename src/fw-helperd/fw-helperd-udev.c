@@ -81,7 +81,7 @@ static bool is_firmware_add(struct udev_device *d)
 	       strcmp(udev_device_get_subsystem(d) ?: "", "firmware") == 0;
 }
 
-static void submit_device(Manager *m, struct udev_device *d, const char *origin)
+static void submit_device(Manager *m, struct udev_device *d, const char *origin, bool crowded)
 {
 	const char *syspath = udev_device_get_syspath(d);
 	_cleanup_free_ char *devpath = requester_devpath("/sys", syspath);
@@ -93,6 +93,7 @@ static void submit_device(Manager *m, struct udev_device *d, const char *origin)
 		.timeout_sec = parse_timeout(udev_device_get_property_value(d, "TIMEOUT")),
 		.age = udev_device_get_usec_since_initialized(d),
 		.origin = origin,
+		.crowded = crowded,
 	});
 }
 
@@ -129,7 +130,7 @@ static bool take_first_copy(Manager *m, struct udev_device *d, bool kernel_copy)
 	return true;
 }
 
-static void handle_device(Manager *m, struct udev_device *d)
+static void handle_device(Manager *m, struct udev_device *d, bool crowded)
 {
 	const char *action = udev_device_get_action(d);
 	const char *syspath = udev_device_get_syspath(d);
@@ -153,18 +154,53 @@ static void handle_device(Manager *m, struct udev_device *d)
 	}
 	if (m->kernel_monitor && !take_first_copy(m, d, false))
 		return;
-	submit_device(m, d, m->config->event_source == EVENT_SOURCE_KERNEL ? "kernel" : "udev");
+	submit_device(m, d, m->config->event_source == EVENT_SOURCE_KERNEL ? "kernel" : "udev", crowded);
+}
+
+/* The most events read ahead of taking them. */
+#define UEVENT_BATCH 64
+
+typedef struct UeventBatch {
+	struct udev_device *devices[UEVENT_BATCH];
+	size_t n;
+	bool crowded;	/* more than one firmware request among them */
+} UeventBatch;
+
+/*
+ * Reads what is queued, up to UEVENT_BATCH events, before any is taken: a burst of
+ * requests answered one after another on the loop would make each wait for those before
+ * it, which workers answer side by side (RequestInfo.crowded). False once none is left.
+ */
+static bool receive_batch(struct udev_monitor *monitor, UeventBatch *b)
+{
+	size_t n_requests = 0;
+
+	for (b->n = 0; b->n < UEVENT_BATCH; b->n++) {
+		b->devices[b->n] = udev_monitor_receive_device(monitor);
+		if (!b->devices[b->n])
+			break;
+		if (is_firmware_add(b->devices[b->n]))
+			n_requests++;
+	}
+	b->crowded = n_requests > 1;
+	return b->n > 0;
+}
+
+static void batch_done(UeventBatch *b)
+{
+	for (size_t i = 0; i < b->n; i++)
+		udev_device_unref(b->devices[i]);
 }
 
 static int on_uevent(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 {
 	Manager *m = userdata;
-	struct udev_device *d;
+	UeventBatch b;
 
-	/* Drain everything queued: bursts arrive together. */
-	while ((d = udev_monitor_receive_device(m->monitor))) {
-		handle_device(m, d);
-		udev_device_unref(d);
+	while (receive_batch(m->monitor, &b)) {
+		for (size_t i = 0; i < b.n; i++)
+			handle_device(m, b.devices[i], b.crowded);
+		batch_done(&b);
 	}
 	return 0;
 }
@@ -173,12 +209,16 @@ static int on_uevent(sd_event_source *s, int fd, uint32_t revents, void *userdat
 static int on_kernel_uevent(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 {
 	Manager *m = userdata;
-	struct udev_device *d;
+	UeventBatch b;
 
-	while ((d = udev_monitor_receive_device(m->kernel_monitor))) {
-		if (is_firmware_add(d) && !rules_watch_excludes(m->rules) && take_first_copy(m, d, true))
-			submit_device(m, d, "kernel");
-		udev_device_unref(d);
+	while (receive_batch(m->kernel_monitor, &b)) {
+		for (size_t i = 0; i < b.n; i++) {
+			struct udev_device *d = b.devices[i];
+
+			if (is_firmware_add(d) && !rules_watch_excludes(m->rules) && take_first_copy(m, d, true))
+				submit_device(m, d, "kernel", b.crowded);
+		}
+		batch_done(&b);
 	}
 	return 0;
 }
