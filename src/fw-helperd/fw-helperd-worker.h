@@ -10,8 +10,9 @@
  * streaming into sysfs), so one huge or slow blob never blocks the event loop or the other
  * requests. Results come back to the loop through an eventfd: done() always runs on the
  * loop's thread. Requests that cannot make the loop wait long (a missing name, a plain
- * file or a held copy of at most REQUEST_INLINE_MAX) never come here: the loop answers
- * them itself (fw-helperd-request.h), which saves the two wake-ups of a hand-off.
+ * file or a held copy of at most REQUEST_INLINE_MAX) come here only when others came
+ * with them (RequestInfo.crowded); alone, the loop answers them itself
+ * (fw-helperd-request.h), which saves the two wake-ups of a hand-off.
  */
 typedef struct WorkerPool WorkerPool;
 
