@@ -112,8 +112,8 @@ bool request_resolve(Request *r);
  * On the loop: resolves r and answers it unless that might make the loop wait for more
  * than the disk (an image to unpack, which may wait for UnpackMemoryMax=) or stream more
  * than max bytes (REQUEST_INLINE_MAX; 0 answers only what streams nothing, such as a
- * missing name). True when r is complete; false when it is for request_run() on a worker, which
- * does not look it up again.
+ * missing name). True when r is complete; false when it is for request_run() on a worker,
+ * which does not look it up again.
  */
 bool request_run_inline(Request *r, size_t max);
 
