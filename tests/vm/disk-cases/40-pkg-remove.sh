@@ -3,7 +3,7 @@
 # dpkg -r gives the system back as stock Debian has it: udev's stub rule
 # in place (diversion gone), force_sysfs_fallback back to 0, the service gone;
 # with the switch set by hand a request is answered -1 promptly
-# (FWH_PROMPT_MS), as the stub does.
+# (FWH_PROMPT_MS), as udev's own rule answers it.
 . /usr/lib/fwh-vmtest/lib.sh
 . /usr/lib/fwh-vmtest/pkg.sh
 need_installed
