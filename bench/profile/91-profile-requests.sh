@@ -1,10 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 # Profile, not a test (bench/profile.sh carries it and perf into the guest): fw-helperd
-# as shipped answers a series of 4 KiB requests, then of missing names, under
-# `perf record -a -g`. Prints the CPU share of every process over each series,
-# fw-helperd's hottest symbols, and the driver's wait next to the daemon's own
-# FW_DURATION_USEC (from taking the event to the answer).
+# as shipped answers a series of 4 KiB requests, of 256 KiB ones, then of missing
+# names, under `perf record -a -g`. Prints the CPU share of every process over each
+# series, fw-helperd's hottest symbols, the driver's wait next to the daemon's own
+# FW_DURATION_USEC (from taking the event to the answer), and the system calls the
+# daemon made per request (`perf trace -s`, in a series of its own).
 . /usr/lib/fwh-vmtest/lib.sh
 . /usr/lib/fwh-vmtest/bench.sh
 
@@ -30,10 +31,12 @@ printf '[Firmware]\nSearchPath=%s\n' "$FWH_FW_DIR" >/etc/fw-helperd/fw-helperd.c
 at_exit "rm -f /etc/fw-helperd/fw-helperd.conf.d/50-profile.conf"
 set_fallback_timeout 60
 make_blob 4096 "$FWH_FW_DIR/profile-4k.bin" 91
-at_exit "rm -f $FWH_FW_DIR/profile-4k.bin"
+make_blob 262144 "$FWH_FW_DIR/profile-256k.bin" 92
+at_exit "rm -f $FWH_FW_DIR/profile-4k.bin $FWH_FW_DIR/profile-256k.bin"
 systemctl restart fw-helperd.service
 wait_until 10 systemctl is-active -q fw-helperd.service || fail "fw-helperd did not start"
 trigger profile-4k.bin
+trigger profile-256k.bin
 
 median() { stats | cut -d' ' -f1; }
 
@@ -61,5 +64,35 @@ profile() {
 		--stdio -g none 2>/dev/null | awk 'NF && !/^#/ && n++ < 15'
 }
 
+# requests NAME: N requests for NAME, one at a time, as the driver makes them
+requests() {
+	for i in $(seq "$N"); do
+		printf %s "$1" >"$FWH_TF/trigger_request" 2>/dev/null
+	done
+}
+
+# syscalls LABEL NAME: the daemon's system calls per request for NAME, all threads,
+# from a series under `perf trace -s` of its own (tracing slows every call it counts).
+syscalls() {
+	local pid
+	pid=$(systemctl show -P MainPID fw-helperd.service)
+	"$P/perf" trace -s -p "$pid" -o "$P/$1.trace" &
+	local tracer=$!
+	sleep 2	# attached
+	requests "$2"
+	sleep 1
+	kill -INT "$tracer"
+	wait "$tracer" || true
+	info "system calls per request ($1, $N requests), by thread:"
+	awk -v n="$N" '
+		/\(.*\), [0-9]+ events/ { if (t) printf "  %-40s %6.1f\n", t, c / n; t = $1; c = 0; next }
+		$1 ~ /^[a-z_0-9]+$/ && $2 ~ /^[0-9]+$/ { c += $2; printf "    %-20s %6.1f\n", $1, $2 / n }
+		END { if (t) printf "  %-40s %6.1f\n", t, c / n }' "$P/$1.trace"
+}
+
 profile served profile-4k.bin
+profile served-256k profile-256k.bin
 profile missing profile-missing.bin
+syscalls served profile-4k.bin
+syscalls served-256k profile-256k.bin
+syscalls missing profile-missing.bin
