@@ -356,7 +356,6 @@ int manager_submit(Manager *m, const RequestInfo *info)
 	req->next = m->requests;
 	m->requests = req;
 	m->n_requests++;
-	manager_changed(m);
 	taken = TAKE_PTR(req);
 	/* A held copy attached, or held back while the file systems are not back after resume. */
 	r = sleep_intercept(m->sleep, taken);
@@ -365,9 +364,16 @@ int manager_submit(Manager *m, const RequestInfo *info)
 	if (r < 0) {
 		unlink_request(m, taken);
 		request_free(taken);
-		return r;
 	}
-	return 1;
+	/*
+	 * Told once it is answered or handed on: one answered on the loop has left nothing in
+	 * flight, and neither wakes PID 1 twice (the watchdog on, then off) nor keeps it from
+	 * the CPU meanwhile. The loop was not watched while it answered, at most a
+	 * REQUEST_INLINE_MAX read from a plain file (a loop hung in the disk could not be
+	 * killed anyway); one on a worker or held back turns the watchdog on here.
+	 */
+	manager_changed(m);
+	return r < 0 ? r : 1;
 }
 
 static void remember_missing(Manager *m, const char *name)

@@ -8,6 +8,7 @@ usage: test-daemon.py FW_HELPERD FWCTL
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -177,12 +178,55 @@ class PropertiesWatch:
         return self.changed | self.invalidated
 
 
+class Notifications:
+    """What the daemon tells systemd (sd_notify()), on a socket of our own: $NOTIFY_SOCKET
+    and a watchdog, as systemd sets them for the shipped unit. Read all the time, as PID 1
+    does: a sender blocks once a few datagrams are left unread."""
+
+    WATCHDOG_USEC = 30 * 1000000
+
+    def __init__(self, top):
+        import threading
+        self.path = os.path.join(top, "notify")
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.bind(self.path)
+        self.seen, self.last = [], time.monotonic()
+        self.lock = threading.Lock()
+        threading.Thread(target=self.read, daemon=True).start()
+
+    def read(self):
+        while True:
+            m = self.sock.recv(4096).decode()
+            with self.lock:
+                self.seen.append(m)
+                self.last = time.monotonic()
+
+    def env(self):
+        return {"NOTIFY_SOCKET": self.path, "WATCHDOG_USEC": str(self.WATCHDOG_USEC)}
+
+    def since_mark(self, quiet=0.5):
+        """The messages since the last call, once none came for quiet seconds."""
+        start = time.monotonic()
+        while True:
+            time.sleep(0.05)
+            with self.lock:
+                if time.monotonic() - max(self.last, start) >= quiet:
+                    seen, self.seen = self.seen, []
+                    return seen
+
+
+def says(message, line):
+    return line in message.split("\n")
+
+
 def main():
     fx = Fixture()
     bus, address = start_system_bus(fx.top)
+    notify = Notifications(fx.top)
     env = dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=address,
-               RUNTIME_DIRECTORY=os.path.join(fx.top, "run"))
+               RUNTIME_DIRECTORY=os.path.join(fx.top, "run"), **notify.env())
     env.pop("JOURNAL_STREAM", None)
+    env.pop("WATCHDOG_PID", None)
 
     def fwctl(*args):
         return subprocess.run([FWCTL, *args], env=env, capture_output=True, text=True,
@@ -234,6 +278,19 @@ def main():
         r = fwctl("status")
         check("status table for people", r.returncode == 0 and "Served" in r.stdout, r.stdout + r.stderr)
 
+        # One answered on the loop leaves nothing in flight: PID 1 is not woken to turn the
+        # watchdog on and off for it, only told the new counters (STATUS=) once it is done.
+        notify.since_mark()
+        alone = fx.request("vendor/fw.bin")
+        fwctl("rescan")
+        check("a request alone is served", wait_for(lambda: loading_of(alone) == "0"),
+              loading_of(alone))
+        fx.finish(alone)
+        told = notify.since_mark()
+        check("a request answered on the loop: STATUS= told, the watchdog left off",
+              any(m.startswith("STATUS=") for m in told) and
+              not any(says(m, "WATCHDOG=1") for m in told), repr(told))
+
         # Only what may keep the loop waiting goes to a worker: a file larger than
         # REQUEST_INLINE_MAX, and any compressed one (unpacking may wait for memory).
         import lzma
@@ -254,6 +311,12 @@ def main():
         for n, place in (("edge.bin", "loop"), ("large.bin", "worker"), ("packed.bin", "worker")):
             check("%s answered on the %s" % (n, place), answered_where(fx, n) == [place],
                   repr(answered_where(fx, n)))
+        told = notify.since_mark()
+        on = [i for i, m in enumerate(told)
+              if says(m, "WATCHDOG=1") and says(m, "WATCHDOG_USEC=%d" % notify.WATCHDOG_USEC)]
+        off = [i for i, m in enumerate(told) if says(m, "WATCHDOG_USEC=0")]
+        check("requests on a worker: the watchdog on, then off again",
+              bool(on and off and on[0] < off[-1]), repr(told))
 
         # Rescan finds a request that arrived without a uevent (custom fallback).
         watch = PropertiesWatch(address)
