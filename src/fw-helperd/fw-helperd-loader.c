@@ -131,15 +131,24 @@ int fw_search_path_build(const char *prefix, const char *custom_path, const char
 	return 0;
 }
 
-int fw_search_path_read_custom(const char *sysfs_root, char **ret)
+int fw_search_path_open_custom(const char *sysfs_root)
 {
-	_cleanup_free_ char *path = NULL, *value = NULL;
-	int r;
+	_cleanup_free_ char *path = NULL;
+	int fd;
 
 	path = path_join(sysfs_root ?: "/sys", "module/firmware_class/parameters/path");
 	if (!path)
 		return -ENOMEM;
-	r = read_string_at(AT_FDCWD, path, &value);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	return fd < 0 ? -errno : fd;
+}
+
+int fw_search_path_read_custom(int fd, char **ret)
+{
+	_cleanup_free_ char *value = NULL;
+	int r;
+
+	r = pread_string(fd, &value);
 	if (r < 0)
 		return r;
 	/* an unset parameter reads as an empty line */

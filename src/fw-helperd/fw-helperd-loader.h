@@ -19,8 +19,13 @@
 int fw_search_path_build(const char *prefix, const char *custom_path, const char *kernel_release,
 			 char *const *extra_dirs, char ***ret_roots);
 
-/* Reads /sys/module/firmware_class/parameters/path (sysfs_root may be NULL for "/sys"). */
-int fw_search_path_read_custom(const char *sysfs_root, char **ret);
+/*
+ * Opens /sys/module/firmware_class/parameters/path (sysfs_root may be NULL for "/sys"), to
+ * be read for every request with fw_search_path_read_custom(): one pread() each time.
+ */
+int fw_search_path_open_custom(const char *sysfs_root);
+/* What the parameter holds now; NULL when it is unset. */
+int fw_search_path_read_custom(int fd, char **ret);
 
 typedef struct FwBlob {
 	char *path;		/* the file found, e.g. "/lib/firmware/foo.bin.xz" */

@@ -62,6 +62,7 @@ int manager_new(const ManagerOptions *options, Manager **ret)
 	if (!m)
 		return log_oom();
 	m->options = *options;
+	m->custom_path_fd = -EBADF;
 	if (!m->options.sysfs_root)
 		m->options.sysfs_root = "/sys";
 
@@ -134,14 +135,16 @@ Manager *manager_free(Manager *m)
 	missing_free_all(m);
 	config_free(m->config);
 	search_roots_forget(m);
+	safe_close(m->custom_path_fd);
 	free(m->kernel_release);
 	free(m);
 	return NULL;
 }
 
 /*
- * The parameter is read for every request, since an admin may write it at any time; the
- * roots are built again only when it reads otherwise than when they were built.
+ * The parameter is read for every request, since an admin may write it at any time (it
+ * has no change notification); the roots are built again only when it reads otherwise
+ * than when they were built. Its file is kept open, which makes that one pread().
  */
 static int search_roots_update(Manager *m)
 {
@@ -149,7 +152,10 @@ static int search_roots_update(Manager *m)
 	_cleanup_strv_free_ char **roots = NULL;
 	int r;
 
-	(void)fw_search_path_read_custom(m->options.sysfs_root, &custom);
+	if (m->custom_path_fd < 0)
+		m->custom_path_fd = fw_search_path_open_custom(m->options.sysfs_root);
+	if (m->custom_path_fd >= 0)
+		(void)fw_search_path_read_custom(m->custom_path_fd, &custom);
 	if (m->roots && streq_ptr(custom, m->roots_custom))
 		return 0;
 	r = fw_search_path_build(m->options.firmware_prefix, custom, m->kernel_release,

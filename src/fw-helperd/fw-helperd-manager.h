@@ -58,6 +58,7 @@ typedef struct Manager {
 	 * built again when that parameter reads otherwise or the configuration is reloaded. */
 	char **roots;
 	char *roots_custom;
+	int custom_path_fd;	/* the parameter, kept open: -errno until it could be opened */
 
 	struct udev *udev;
 	struct udev_monitor *monitor;

@@ -260,23 +260,32 @@ static void test_search_path(void)
 
 static void test_read_custom(void)
 {
-	_cleanup_free_ char *sysfs = fixture("sys"), *value = NULL, *sentinel = strdup("x");
-	char *unset = sentinel, *missing = sentinel;
+	_cleanup_free_ char *sysfs = fixture("sys"), *value = NULL, *shorter = NULL,
+			    *sentinel = strdup("x");
+	_cleanup_close_ int fd = -EBADF;
+	char *unset = sentinel;
 	int r;
 
 	put_string("sys/module/firmware_class/parameters/path", "/opt/firmware\n");
-	r = fw_search_path_read_custom(sysfs, &value);
+	fd = fw_search_path_open_custom(sysfs);
+	check(fd >= 0, "custom path parameter opened", "got %s", strerror(-fd));
+	r = fw_search_path_read_custom(fd, &value);
 	check(r == 0 && value && strcmp(value, "/opt/firmware") == 0, "custom path read, newline stripped",
 	      "got %s '%s'", strerror(-r), value ?: "(null)");
 
+	/* the same fd sees what is written later, from the start, however short */
+	put_string("sys/module/firmware_class/parameters/path", "/fw\n");
+	r = fw_search_path_read_custom(fd, &shorter);
+	check(r == 0 && shorter && strcmp(shorter, "/fw") == 0, "custom path read again through the open fd",
+	      "got %s '%s'", strerror(-r), shorter ?: "(null)");
+
 	put_string("sys/module/firmware_class/parameters/path", "\n");
-	r = fw_search_path_read_custom(sysfs, &unset);
+	r = fw_search_path_read_custom(fd, &unset);
 	check(r == 0 && !unset, "unset custom path reads as NULL", "got %s '%s'", strerror(-r), unset ?: "(null)");
 
 	rm("sys/module/firmware_class/parameters/path");
-	r = fw_search_path_read_custom(sysfs, &missing);
-	check(r == -ENOENT && missing && strcmp(missing, "x") == 0,
-	      "missing parameter: -ENOENT, output untouched", "got %s", strerror(-r));
+	r = fw_search_path_open_custom(sysfs);
+	check(r == -ENOENT, "missing parameter: -ENOENT", "got %s", strerror(-r));
 }
 
 /* The same name in every root: take them away one by one, each time the next one shows. */

@@ -41,15 +41,21 @@ int write_string_at(int dirfd, const char *path, const char *s)
 int read_string_at(int dirfd, const char *path, char **ret)
 {
 	_cleanup_close_ int fd = -EBADF;
-	char buf[65536];
-	ssize_t n;
-	char *s;
 
 	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		return -errno;
+	return pread_string(fd, ret);
+}
+
+int pread_string(int fd, char **ret)
+{
+	char buf[65536];
+	ssize_t n;
+	char *s;
+
 	do
-		n = read(fd, buf, sizeof(buf) - 1);
+		n = pread(fd, buf, sizeof(buf) - 1, 0);
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return -errno;

@@ -17,6 +17,8 @@ usec_t now_usec(clockid_t clock);
 int write_string_at(int dirfd, const char *path, const char *s);
 /* Reads a small file (< 64 KiB), strips the trailing newline. */
 int read_string_at(int dirfd, const char *path, char **ret);
+/* The same from an open fd, from its start: a sysfs attribute is formatted anew each time. */
+int pread_string(int fd, char **ret);
 
 /* Reads a file to its end, however the kernel splits it (sysfs: a page per read(); /proc:
  * st_size 0), into a NUL-terminated string; -EFBIG past max bytes. */
