@@ -176,19 +176,27 @@ void fw_blob_unreserve(FwBlob *b)
 	b->reserved = 0;
 }
 
+/* 0 for a regular file; else the errno that says what it is instead. */
+static int mode_regular(mode_t mode)
+{
+	if (S_ISDIR(mode))
+		return -EISDIR;
+	if (S_ISLNK(mode))
+		return -ELOOP;
+	return S_ISREG(mode) ? 0 : -EBADFD;
+}
+
 /* Like systemd's fd_verify_regular(): the errno says what it was instead. */
 static int stat_regular(int fd, struct stat *ret_st)
 {
 	struct stat st;
+	int r;
 
 	if (fstat(fd, &st) < 0)
 		return -errno;
-	if (S_ISDIR(st.st_mode))
-		return -EISDIR;
-	if (S_ISLNK(st.st_mode))
-		return -ELOOP;
-	if (!S_ISREG(st.st_mode))
-		return -EBADFD;
+	r = mode_regular(st.st_mode);
+	if (r < 0)
+		return r;
 	*ret_st = st;
 	return 0;
 }
@@ -197,18 +205,23 @@ static int stat_regular(int fd, struct stat *ret_st)
  * Turns the O_PATH handle of what a name resolved to into a readable fd, after checking it
  * is a regular file: a FIFO or a device node is never opened for reading. open_again()
  * repeats the lookup (there is no portable reopen of an O_PATH fd without /proc), so the
- * result must be the very inode checked, else the file was swapped under us.
+ * result must be the very inode checked, else the file was swapped under us. known: the
+ * handle's stat when the caller has it already, else NULL. *ret_st: the file as opened.
  */
 typedef int (*open_again_t)(int dir_fd, const char *path);
 
-static int open_checked(int path_fd, int dir_fd, const char *path, open_again_t open_again,
-			int *ret_fd)
+static int open_checked(int path_fd, const struct stat *known, int dir_fd, const char *path,
+			open_again_t open_again, int *ret_fd, struct stat *ret_st)
 {
 	_cleanup_close_ int fd = -EBADF;
 	struct stat checked, opened;
-	int flags, r;
+	int r;
 
-	r = stat_regular(path_fd, &checked);
+	if (known) {
+		checked = *known;
+		r = mode_regular(checked.st_mode);
+	} else
+		r = stat_regular(path_fd, &checked);
 	if (r < 0)
 		return r;
 	fd = open_again(dir_fd, path);
@@ -219,11 +232,14 @@ static int open_checked(int path_fd, int dir_fd, const char *path, open_again_t 
 		return r;
 	if (opened.st_dev != checked.st_dev || opened.st_ino != checked.st_ino)
 		return -ESTALE;
-	/* O_NONBLOCK only guarded the open; reads of the firmware should block as usual */
-	flags = fcntl(fd, F_GETFL);
-	if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0)
+	/*
+	 * O_NONBLOCK only guarded the open; reads of the firmware should block as usual. No
+	 * other flag F_SETFL can change was opened with: 0 clears it without asking (F_GETFL).
+	 */
+	if (fcntl(fd, F_SETFL, 0) < 0)
 		return -errno;
 	*ret_fd = TAKE_FD(fd);
+	*ret_st = opened;
 	return 0;
 }
 
@@ -250,14 +266,14 @@ static int openat2_read(int dir_fd, const char *path)
 	return openat2_beneath(dir_fd, path, O_RDONLY | O_NOCTTY | O_NONBLOCK);
 }
 
-static int open_beneath_openat2(int root_fd, const char *path, int *ret_fd)
+static int open_beneath_openat2(int root_fd, const char *path, int *ret_fd, struct stat *ret_st)
 {
 	_cleanup_close_ int path_fd = -EBADF;
 
 	path_fd = openat2_beneath(root_fd, path, O_PATH);
 	if (path_fd < 0)
 		return path_fd;
-	return open_checked(path_fd, root_fd, path, openat2_read, ret_fd);
+	return open_checked(path_fd, NULL, root_fd, path, openat2_read, ret_fd, ret_st);
 }
 
 static int openat_read_nofollow(int dir_fd, const char *name)
@@ -328,7 +344,8 @@ static int walk_next(char **left, char comp[static NAME_MAX + 1], bool *ret_last
  * spliced into the rest of the path, as the kernel does. Only the last step opens for
  * reading, relative to the directory already resolved and without following anything.
  */
-static int walk_beneath(int root_fd, const char *path, int *ret_fd, bool *ret_descended)
+static int walk_beneath(int root_fd, const char *path, int *ret_fd, struct stat *ret_st,
+			bool *ret_descended)
 {
 	_cleanup_free_ char *left = NULL;
 	_cleanup_close_ int owned = -EBADF;	/* dir_fd once the walk left the root */
@@ -369,7 +386,8 @@ static int walk_beneath(int root_fd, const char *path, int *ret_fd, bool *ret_de
 		} else if (!last)
 			return -ENOTDIR;
 		else
-			return open_checked(fd, dir_fd, comp, openat_read_nofollow, ret_fd);
+			return open_checked(fd, &st, dir_fd, comp, openat_read_nofollow, ret_fd,
+					    ret_st);
 	}
 	if (r < 0)
 		return r;
@@ -406,13 +424,13 @@ static int verify_beneath(int root_fd, int fd)
 	return -EXDEV;
 }
 
-static int open_beneath_fallback(int root_fd, const char *path, int *ret_fd)
+static int open_beneath_fallback(int root_fd, const char *path, int *ret_fd, struct stat *ret_st)
 {
 	_cleanup_close_ int fd = -EBADF;
 	bool descended = false;
 	int r;
 
-	r = walk_beneath(root_fd, path, &fd, &descended);
+	r = walk_beneath(root_fd, path, &fd, ret_st, &descended);
 	if (r < 0)
 		return r;
 	/* a file found in the root itself cannot have been moved out of it by a rename */
@@ -428,18 +446,18 @@ static int open_beneath_fallback(int root_fd, const char *path, int *ret_fd)
  * it answers EPERM (systemd's SystemCallErrorNumber=EPERM): either way, for the life of the
  * process, the same checks are done by hand.
  */
-static int open_beneath(int root_fd, const char *path, int *ret_fd)
+static int open_beneath(int root_fd, const char *path, int *ret_fd, struct stat *ret_st)
 {
 	int r;
 
 	if (atomic_load(&openat2_usable) && !secure_getenv(ENV_NO_OPENAT2)) {
-		r = open_beneath_openat2(root_fd, path, ret_fd);
+		r = open_beneath_openat2(root_fd, path, ret_fd, ret_st);
 		if (r != -ENOSYS && r != -EPERM)
 			return r;
 		atomic_store(&openat2_usable, false);
 		log_debug_errno(r, "openat2() is not usable (%m), resolving firmware paths by hand.");
 	}
-	return open_beneath_fallback(root_fd, path, ret_fd);
+	return open_beneath_fallback(root_fd, path, ret_fd, ret_st);
 }
 
 /* Appends "/" + comp to the canonical path, or drops its last component for "..". */
@@ -530,9 +548,12 @@ static int walk_canonical(const char *path, char canonical[static PATH_MAX], int
 	return 0;
 }
 
-/* A compressed file stays packed (its fd open, no data): fw_blob_unpack() unpacks it. */
-static int blob_new(const char *path, FwCompression compression, int fd, uint64_t max_size,
-		    FwBlob **ret)
+/*
+ * A compressed file stays packed (its fd open, no data): fw_blob_unpack() unpacks it. st:
+ * fd's stat, as taken when it was opened.
+ */
+static int blob_new(const char *path, FwCompression compression, int fd, const struct stat *st,
+		    uint64_t max_size, FwBlob **ret)
 {
 	_cleanup_(fw_blob_freep) FwBlob *b = NULL;
 
@@ -544,8 +565,7 @@ static int blob_new(const char *path, FwCompression compression, int fd, uint64_
 	b->path = strdup(path);
 	if (!b->path)
 		return -ENOMEM;
-	if (fstat(fd, &b->st) < 0)
-		return -errno;
+	b->st = *st;
 	if (compression == FW_COMPRESSION_NONE) {
 		if ((uint64_t)b->st.st_size > max_size)
 			return -EFBIG;
@@ -672,7 +692,7 @@ static const char *path_below(const char *path, const char *root)
  * RESOLVE_BENEATH rules as any name: only a handle that is the very file the chain reached
  * counts. So nothing outside the roots is opened for reading, whatever changes meanwhile.
  */
-static int open_through_roots(Search *s, const char *path, int *ret_fd)
+static int open_through_roots(Search *s, const char *path, int *ret_fd, struct stat *ret_st)
 {
 	_cleanup_close_ int reached = -EBADF, fd = -EBADF;
 	char canonical[PATH_MAX];
@@ -691,14 +711,15 @@ static int open_through_roots(Search *s, const char *path, int *ret_fd)
 		rest = s->canonical[j] ? path_below(canonical, s->canonical[j]) : NULL;
 	if (!rest)
 		return -EXDEV;
-	r = open_beneath(s->fds[j - 1], rest, &fd);
+	r = open_beneath(s->fds[j - 1], rest, &fd, &got);
 	if (r < 0)
 		return r;
-	if (fstat(reached, &want) < 0 || fstat(fd, &got) < 0)
+	if (fstat(reached, &want) < 0)
 		return -errno;
 	if (want.st_dev != got.st_dev || want.st_ino != got.st_ino)
 		return -ESTALE;
 	*ret_fd = TAKE_FD(fd);
+	*ret_st = got;
 	return 0;
 }
 
@@ -707,16 +728,17 @@ static int try_root(Search *s, size_t j, const char *relative, const char *path,
 		    FwCompression compression, uint64_t max_size, FwBlob **ret)
 {
 	_cleanup_close_ int fd = -EBADF;
+	struct stat st;
 	int r;
 
 	if (s->fds[j] < 0)
 		return s->fds[j];
-	r = open_beneath(s->fds[j], relative, &fd);
+	r = open_beneath(s->fds[j], relative, &fd, &st);
 	if (r == -EXDEV)
-		r = open_through_roots(s, path, &fd);
+		r = open_through_roots(s, path, &fd, &st);
 	if (r < 0)
 		return error_is_absent(r) ? -ENOENT : r;
-	r = blob_new(path, compression, fd, max_size, ret);
+	r = blob_new(path, compression, fd, &st, max_size, ret);
 	if (r < 0)
 		return r;
 	TAKE_FD(fd); /* owned by the blob now */
