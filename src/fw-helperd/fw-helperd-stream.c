@@ -57,10 +57,9 @@
 #define STREAM_MAX_RESTARTS 2
 
 typedef struct StreamRequest {
-	int dir_fd;
+	int dir_fd;	/* tells a new request under the same name from the old one */
 	int loading_fd;
 	int data_fd;
-	struct stat dir_st;	/* tells a new request under the same name from the old one */
 } StreamRequest;
 
 #define STREAM_REQUEST_NULL \
@@ -136,12 +135,9 @@ static int stream_check_interrupt(usec_t deadline, const atomic_bool *cancel)
 static int stream_request_open(const char *sysfs_dir, StreamRequest *ret)
 {
 	_cleanup_close_ int dir_fd = -EBADF, loading_fd = -EBADF, data_fd = -EBADF;
-	struct stat st;
 
 	dir_fd = open(sysfs_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dir_fd < 0)
-		return -errno;
-	if (fstat(dir_fd, &st) < 0)
 		return -errno;
 	loading_fd = openat(dir_fd, "loading", O_WRONLY | O_CLOEXEC | O_NOCTTY);
 	if (loading_fd < 0)
@@ -154,7 +150,6 @@ static int stream_request_open(const char *sysfs_dir, StreamRequest *ret)
 		.dir_fd = TAKE_FD(dir_fd),
 		.loading_fd = TAKE_FD(loading_fd),
 		.data_fd = TAKE_FD(data_fd),
-		.dir_st = st,
 	};
 	return 0;
 }
@@ -174,14 +169,18 @@ static int stream_request_open_new(const char *sysfs_dir, StreamRequest *ret)
 	}
 }
 
-/* True when sysfs_dir exists again but is not the directory we had open: a new request. */
-static bool stream_request_replaced(const char *sysfs_dir, const struct stat *old)
+/*
+ * True when sysfs_dir exists again but is not the directory we had open (dir_fd): a new
+ * request. Asked only once something failed; an open directory still stats when sysfs has
+ * removed it.
+ */
+static bool stream_request_replaced(const char *sysfs_dir, int dir_fd)
 {
-	struct stat st;
+	struct stat old, st;
 
-	if (stat(sysfs_dir, &st) < 0)
+	if (fstat(dir_fd, &old) < 0 || stat(sysfs_dir, &st) < 0)
 		return false;
-	return st.st_dev != old->st_dev || st.st_ino != old->st_ino;
+	return st.st_dev != old.st_dev || st.st_ino != old.st_ino;
 }
 
 static void stream_observe(const FwStreamOps *ops, uint64_t offset, const void *buf, size_t len)
@@ -378,7 +377,7 @@ int64_t fw_stream_serve(const char *sysfs_dir, const FwBlob *blob, usec_t deadli
 		n = stream_serve_request(&req, sysfs_dir, blob, deadline, cancel, ops);
 		if (n >= 0 || !error_is_gone((int)n))
 			return n;
-		if (attempt >= STREAM_MAX_RESTARTS || !stream_request_replaced(sysfs_dir, &req.dir_st))
+		if (attempt >= STREAM_MAX_RESTARTS || !stream_request_replaced(sysfs_dir, req.dir_fd))
 			return n;
 		log_debug("Firmware request '%s' was replaced while streaming, starting again.",
 			  sysfs_dir);
