@@ -154,6 +154,8 @@ static void abort_or_gone(Request *r)
 	if (q < 0) {
 		r->result = REQUEST_GONE;
 		r->error = q;
+		if (request_device_gone(r->sysfs_dir))
+			r->reason = REASON_DEVICE_REMOVED;
 	}
 }
 
@@ -193,16 +195,15 @@ static int request_verify(Request *r, const FwBlob *serve)
 	return verify_check_refused(&r->verify) ? -EACCES : 0;
 }
 
-bool request_resolve(Request *r)
+/*
+ * Looks r's name up (unless a held copy or an earlier call has it) and opens it, a
+ * compressed file still packed; false when r is answered already: "-1" for a missing name
+ * or a failed lookup, or nothing for a request that went away. Sets the (worker) fields.
+ */
+static bool request_resolve(Request *r)
 {
 	int e;
 
-	if (access(r->sysfs_dir, F_OK) < 0) {
-		/* gone before we looked (device unplugged, kernel timeout): no file to resolve */
-		r->error = -errno;
-		r->result = result_from_error(r, r->error);
-		return false;
-	}
 	if (r->cached || r->blob)
 		return true; /* held in memory, or found on the loop before it was queued */
 	e = fw_blob_find(r->roots, r->name, r->max_size, &r->blob, &r->tried, &r->path);
@@ -293,6 +294,20 @@ static void request_finish(Request *r)
 	r->duration = now_usec(CLOCK_MONOTONIC) - r->started;
 }
 
+/*
+ * After a wait in the queue: gone meanwhile (device unplugged, kernel timeout), there is no
+ * file to look up. One answered on the loop was seen (manager_submit()) a moment ago; if it
+ * went since, the stream or the "-1" finds that out.
+ */
+static bool request_still_there(Request *r)
+{
+	if (access(r->sysfs_dir, F_OK) >= 0)
+		return true;
+	r->error = -errno;
+	r->result = result_from_error(r, r->error);
+	return false;
+}
+
 bool request_run_inline(Request *r, size_t max)
 {
 	if (request_resolve(r)) {
@@ -312,7 +327,7 @@ void request_run(Request *r)
 		(void)fw_stream_abort(r->sysfs_dir);
 		r->error = -ECANCELED;
 		r->result = REQUEST_CANCELLED;
-	} else if (request_resolve(r))
+	} else if (request_still_there(r) && request_resolve(r))
 		request_serve(r);
 	request_finish(r);
 }

@@ -102,13 +102,6 @@ Request *request_free(Request *r);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Request *, request_free);
 
 /*
- * Looks r's name up (unless a held copy or an earlier call has it) and opens it, a
- * compressed file still packed; false when r is answered already: "-1" for a missing name
- * or a failed lookup, or nothing for a request that went away. Sets the (worker) fields.
- */
-bool request_resolve(Request *r);
-
-/*
  * On the loop: resolves r and answers it unless that might make the loop wait for more
  * than the disk (an image to unpack, which may wait for UnpackMemoryMax=) or stream more
  * than max bytes (REQUEST_INLINE_MAX; 0 answers only what streams nothing, such as a
