@@ -29,6 +29,8 @@ struct RulesWatch {
 	int inotify_fd;
 	sd_event_source *source;
 	int *wds;	/* per directory: its inotify watch, or -1 */
+	usec_t absent_retry_usec;
+	usec_t absent_tried;	/* when directories without a watch were last looked for */
 	bool dirty;	/* something changed since the last read */
 	bool excludes;	/* the answer of the last read */
 };
@@ -106,13 +108,18 @@ static bool dir_assigns(const char *path)
 /*
  * Watches each directory not watched yet; one that appeared since (/run/udev/rules.d is
  * created on demand) makes the answer stale. Not its parent instead: udevd changes
- * /run/udev for every event, and an idle daemon must not wake for them.
+ * /run/udev for every event, and an idle daemon must not wake for them. Looked for at most
+ * every absent_retry_usec, not for every request (RULES_ABSENT_RETRY_USEC).
  */
 static void add_watches(RulesWatch *w)
 {
 	const uint32_t mask = IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_CLOSE_WRITE |
 			      IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR;
+	usec_t now = now_usec(CLOCK_MONOTONIC);
 
+	if (w->absent_tried != 0 && now - w->absent_tried < w->absent_retry_usec)
+		return;
+	w->absent_tried = now;
 	for (size_t i = 0; w->dirs[i]; i++) {
 		if (w->wds[i] >= 0)
 			continue;
@@ -153,7 +160,8 @@ static int on_inotify(sd_event_source *s, int fd, uint32_t revents, void *userda
 	return 0;
 }
 
-int rules_watch_new(sd_event *event, const char *const *dirs, RulesWatch **ret)
+int rules_watch_new(sd_event *event, const char *const *dirs, usec_t absent_retry_usec,
+		    RulesWatch **ret)
 {
 	_cleanup_(rules_watch_freep) RulesWatch *w = NULL;
 	int r;
@@ -163,6 +171,7 @@ int rules_watch_new(sd_event *event, const char *const *dirs, RulesWatch **ret)
 		return -ENOMEM;
 	w->inotify_fd = -EBADF;
 	w->dirty = true;
+	w->absent_retry_usec = absent_retry_usec;
 	w->dirs = strv_copy((char *const *)(dirs ?: udev_rules_dirs));
 	if (!w->dirs)
 		return -ENOMEM;

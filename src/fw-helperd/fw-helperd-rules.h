@@ -5,6 +5,7 @@
 #include <systemd/sd-event.h>
 
 #include "macro.h"
+#include "util.h"
 
 /*
  * Whether an admin keeps fw-helperd away from some requests: does any udev rules file
@@ -14,8 +15,19 @@
  */
 typedef struct RulesWatch RulesWatch;
 
-/* dirs: NULL-terminated, searched as udev does; NULL for udev's own directories. */
-int rules_watch_new(sd_event *event, const char *const *dirs, RulesWatch **ret);
+/*
+ * How often a directory that does not exist is looked for again: udevd itself reads its
+ * rules again only when it finds them changed, at most every 3 s (systemd 252), so a
+ * directory created since is not stale for us either within that time.
+ */
+#define RULES_ABSENT_RETRY_USEC (1 * USEC_PER_SEC)
+
+/*
+ * dirs: NULL-terminated, searched as udev does; NULL for udev's own directories.
+ * absent_retry_usec: RULES_ABSENT_RETRY_USEC, or less for tests.
+ */
+int rules_watch_new(sd_event *event, const char *const *dirs, usec_t absent_retry_usec,
+		    RulesWatch **ret);
 RulesWatch *rules_watch_free(RulesWatch *w);
 DEFINE_TRIVIAL_CLEANUP_FUNC(RulesWatch *, rules_watch_free);
 

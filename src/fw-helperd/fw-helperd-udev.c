@@ -262,7 +262,7 @@ int manager_udev_start(Manager *m)
 	if (r < 0 || kernel_only)
 		return r;
 	/* Only a speed-up: udev's events alone answer everything. */
-	r = rules_watch_new(m->event, NULL, &m->rules);
+	r = rules_watch_new(m->event, NULL, RULES_ABSENT_RETRY_USEC, &m->rules);
 	if (r < 0)
 		return log_warning_errno(r, "Cannot watch udev's rules, waiting for udev's events: %m");
 	r = open_monitor(m, "kernel", &m->kernel_monitor, &m->kernel_monitor_source, on_kernel_uevent);

@@ -53,7 +53,7 @@ static void test_watch(void)
 		goto setup_failed;
 	write_file(etc, "50-firmware.rules", "ENV{FW_HELPERD_IGNORE}==\"1\", GOTO=\"end\"\n");
 
-	CHECK(rules_watch_new(e, (const char *const[]){ etc, run, NULL }, &w) == 0);
+	CHECK(rules_watch_new(e, (const char *const[]){ etc, run, NULL }, 0, &w) == 0);
 	CHECK(!rules_watch_excludes(w));
 	write_file(etc, "40-local.rules", "DEVPATH==\"*/x/*\", ENV{FW_HELPERD_IGNORE}=\"1\"\n");
 	CHECK(rules_watch_excludes(w));
@@ -86,9 +86,44 @@ setup_failed:
 	sd_event_unref(e);
 }
 
+/*
+ * A directory that does not exist is not looked for on every question, only once
+ * absent_retry_usec has passed: what it holds is seen from then on, not at once.
+ */
+static void test_absent_retry(void)
+{
+	const usec_t retry = 3 * USEC_PER_SEC;
+	char tmpl[] = "/tmp/test-rules-XXXXXX";
+	_cleanup_free_ char *run = NULL, *cmd = NULL;
+	_cleanup_(rules_watch_freep) RulesWatch *w = NULL;
+	sd_event *e = NULL;
+	usec_t made;
+
+	if (!mkdtemp(tmpl) || sd_event_default(&e) < 0 || !(run = path_join(tmpl, "run"))) {
+		CHECK(!"set-up");
+		sd_event_unref(e);
+		return;
+	}
+	CHECK(rules_watch_new(e, (const char *const[]){ run, NULL }, retry, &w) == 0);
+	CHECK(!rules_watch_excludes(w));
+	CHECK(mkdir(run, 0755) == 0);
+	made = now_usec(CLOCK_MONOTONIC);
+	write_file(run, "10-x.rules", "ENV{FW_HELPERD_IGNORE}=\"1\"\n");
+	/* not looked for again yet (unless this host stalled for the whole interval) */
+	CHECK(!rules_watch_excludes(w) || now_usec(CLOCK_MONOTONIC) - made >= retry);
+	usleep(retry + 100 * USEC_PER_MSEC);
+	CHECK(rules_watch_excludes(w));
+
+	w = rules_watch_free(w);
+	if (asprintf(&cmd, "rm -rf %s", tmpl) > 0)
+		(void)system(cmd);
+	sd_event_unref(e);
+}
+
 int main(void)
 {
 	test_text();
 	test_watch();
+	test_absent_retry();
 	return test_failures ? EXIT_FAILURE : EXIT_SUCCESS;
 }
