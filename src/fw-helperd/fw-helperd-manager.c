@@ -317,7 +317,7 @@ int manager_submit(Manager *m, const RequestInfo *info)
 		return 0; /* left pending for the next instance */
 	kobj = strrchr(info->sysfs_dir, '/');
 	kobj = kobj ? kobj + 1 : info->sysfs_dir;
-	ino = dir_ino(info->sysfs_dir);
+	ino = info->ino ?: dir_ino(info->sysfs_dir);
 	existing = find_request(m, kobj);
 	if (existing) {
 		/*

@@ -116,6 +116,7 @@ typedef struct RequestInfo {
 	usec_t age;		/* how long ago udev first saw it (the kernel's timer runs since) */
 	const char *origin;	/* how we heard of it: "udev", "kernel" or "scan" (static) */
 	bool crowded;		/* others came with it: it is streamed by a worker, beside them */
+	ino_t ino;		/* sysfs_dir's inode when the caller looked already, else 0 */
 } RequestInfo;
 
 /* Takes a pending request; one already being answered is ignored. */

@@ -81,7 +81,9 @@ static bool is_firmware_add(struct udev_device *d)
 	       strcmp(udev_device_get_subsystem(d) ?: "", "firmware") == 0;
 }
 
-static void submit_device(Manager *m, struct udev_device *d, const char *origin, bool crowded)
+/* ino: the request directory's inode when the caller looked already, else 0. */
+static void submit_device(Manager *m, struct udev_device *d, const char *origin, bool crowded,
+			  ino_t ino)
 {
 	const char *syspath = udev_device_get_syspath(d);
 	_cleanup_free_ char *devpath = requester_devpath("/sys", syspath);
@@ -94,6 +96,7 @@ static void submit_device(Manager *m, struct udev_device *d, const char *origin,
 		.age = udev_device_get_usec_since_initialized(d),
 		.origin = origin,
 		.crowded = crowded,
+		.ino = ino,
 	});
 }
 
@@ -115,17 +118,22 @@ static bool taken_before(Manager *m, uint64_t seqnum)
  * pushed out by a burst. Except on the kernel's copy of a request whose device went with it
  * (unplugged before we could look): that is taken, so that it is logged. The kernel's copy
  * is queued before udev has even seen the event, and its source is dispatched first
- * (manager_udev_start): it is the first copy.
+ * (manager_udev_start): it is the first copy. *ret_ino: the directory's inode, 0 when gone.
  */
-static bool take_first_copy(Manager *m, struct udev_device *d, bool kernel_copy)
+static bool take_first_copy(Manager *m, struct udev_device *d, bool kernel_copy, ino_t *ret_ino)
 {
 	const char *syspath = udev_device_get_syspath(d);
 	uint64_t seqnum = udev_device_get_seqnum(d);
+	struct stat st;
 
 	if (taken_before(m, seqnum))
 		return false;
-	if (access(syspath, F_OK) < 0 && !(kernel_copy && request_device_gone(syspath)))
-		return false;
+	if (stat(syspath, &st) < 0) {
+		if (!(kernel_copy && request_device_gone(syspath)))
+			return false;
+		st.st_ino = 0;
+	}
+	*ret_ino = st.st_ino;
 	m->taken_seqnums[m->taken_next++ % ELEMENTSOF(m->taken_seqnums)] = seqnum;
 	return true;
 }
@@ -134,6 +142,7 @@ static void handle_device(Manager *m, struct udev_device *d, bool crowded)
 {
 	const char *action = udev_device_get_action(d);
 	const char *syspath = udev_device_get_syspath(d);
+	ino_t ino = 0;
 
 	if (action && strcmp(udev_device_get_subsystem(d) ?: "", "module") == 0) {
 		if (strcmp(udev_device_get_sysname(d) ?: "", COMPANION_MODULE_NAME) == 0 &&
@@ -152,9 +161,10 @@ static void handle_device(Manager *m, struct udev_device *d, bool crowded)
 		log_debug("Ignoring firmware request %s: %s is set.", syspath, IGNORE_PROPERTY);
 		return;
 	}
-	if (m->kernel_monitor && !take_first_copy(m, d, false))
+	if (m->kernel_monitor && !take_first_copy(m, d, false, &ino))
 		return;
-	submit_device(m, d, m->config->event_source == EVENT_SOURCE_KERNEL ? "kernel" : "udev", crowded);
+	submit_device(m, d, m->config->event_source == EVENT_SOURCE_KERNEL ? "kernel" : "udev", crowded,
+		      ino);
 }
 
 /* The most events read ahead of taking them. */
@@ -214,9 +224,11 @@ static int on_kernel_uevent(sd_event_source *s, int fd, uint32_t revents, void *
 	while (receive_batch(m->kernel_monitor, &b)) {
 		for (size_t i = 0; i < b.n; i++) {
 			struct udev_device *d = b.devices[i];
+			ino_t ino;
 
-			if (is_firmware_add(d) && !rules_watch_excludes(m->rules) && take_first_copy(m, d, true))
-				submit_device(m, d, "kernel", b.crowded);
+			if (is_firmware_add(d) && !rules_watch_excludes(m->rules) &&
+			    take_first_copy(m, d, true, &ino))
+				submit_device(m, d, "kernel", b.crowded, ino);
 		}
 		batch_done(&b);
 	}
