@@ -34,26 +34,25 @@ static bool is_excluded(struct udev_device *d)
  * its parent when the parent has a class (/sys/devices/virtual/misc/test_firmware/<name>),
  * else under a "firmware" glue directory of the parent (.../<parent>/firmware/<name>);
  * parentless requests live in /sys/devices/virtual/firmware/<name>. Glue directories have
- * no uevent file, devices do. Returns a DEVPATH ("/devices/...") or NULL.
+ * no uevent file, devices do: only a parent named "firmware" needs a look to tell which.
+ * Returns a DEVPATH ("/devices/...") or NULL.
  */
 static char *requester_devpath(const char *sysfs_root, const char *syspath)
 {
-	_cleanup_free_ char *parent = strdup(syspath);
+	_cleanup_free_ char *parent = strdup(syspath), *uevent = NULL;
 	size_t root_len = strlen(sysfs_root);
 	char *slash;
 
-	if (!parent)
+	if (!parent || !(slash = strrchr(parent, '/')))
 		return NULL;
-	for (int level = 0; level < 2; level++) {
-		_cleanup_free_ char *uevent = NULL;
-
-		slash = strrchr(parent, '/');
-		if (!slash)
-			return NULL;
-		*slash = 0;
+	*slash = 0;
+	slash = strrchr(parent, '/');
+	if (slash && strcmp(slash + 1, "firmware") == 0) {
 		uevent = path_join(parent, "uevent");
-		if (!uevent || access(uevent, F_OK) == 0)
-			break;
+		if (!uevent)
+			return NULL;
+		if (access(uevent, F_OK) < 0)
+			*slash = 0; /* the glue: the device is the one above */
 	}
 	if (strncmp(parent, sysfs_root, root_len) != 0 || parent[root_len] != '/')
 		return NULL;
