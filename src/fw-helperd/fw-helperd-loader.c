@@ -619,34 +619,85 @@ static int open_root(const char *root)
 	return error_is_absent(r) || r == -EACCES ? -ENOENT : r;
 }
 
-/* The roots of one lookup, each opened once: most of them are absent. */
+struct FwRootSet {
+	atomic_uint n_ref;
+	char **paths;
+	size_t n;
+	bool settled;	/* every root opened or absent: no error that may pass */
+	int fds[];	/* per root: its handle, or -ENOENT (absent), or another -errno */
+};
+
+int fw_root_set_open(char *const *roots, FwRootSet **ret)
+{
+	size_t n = strv_length(roots);
+	FwRootSet *s;
+
+	s = calloc(1, sizeof(FwRootSet) + sizeof(int) * n);
+	if (!s)
+		return -ENOMEM;
+	s->paths = strv_copy(roots);
+	if (!s->paths) {
+		free(s);
+		return -ENOMEM;
+	}
+	atomic_init(&s->n_ref, 1);
+	s->n = n;
+	s->settled = true;
+	for (size_t j = 0; j < n; j++) {
+		s->fds[j] = open_root(roots[j]);
+		if (s->fds[j] < 0 && s->fds[j] != -ENOENT)
+			s->settled = false;
+	}
+	*ret = s;
+	return 0;
+}
+
+FwRootSet *fw_root_set_ref(FwRootSet *s)
+{
+	if (s)
+		atomic_fetch_add(&s->n_ref, 1);
+	return s;
+}
+
+FwRootSet *fw_root_set_unref(FwRootSet *s)
+{
+	if (!s || atomic_fetch_sub(&s->n_ref, 1) > 1)
+		return NULL;
+	for (size_t j = 0; j < s->n; j++)
+		safe_close(s->fds[j]);
+	strv_free(s->paths);
+	free(s);
+	return NULL;
+}
+
+bool fw_root_set_settled(const FwRootSet *s)
+{
+	return s->settled;
+}
+
+char *const *fw_root_set_paths(const FwRootSet *s)
+{
+	return s->paths;
+}
+
+/* The roots of one lookup: their handles, from a set opened once for many lookups. */
 typedef struct Search {
 	char *const *roots;
 	size_t n;
-	int *fds;
+	const int *fds;
 	char **canonical;	/* where each root really is, once a symlink leaving its root asks */
 } Search;
 
 static void search_done(Search *s)
 {
-	for (size_t j = 0; j < s->n; j++) {
-		safe_close(s->fds[j]);
-		if (s->canonical)
-			free(s->canonical[j]);
-	}
-	free(s->fds);
+	for (size_t j = 0; s->canonical && j < s->n; j++)
+		free(s->canonical[j]);
 	free(s->canonical);
 }
 
-static int search_init(Search *s, char *const *roots)
+static void search_init(Search *s, const FwRootSet *set)
 {
-	*s = (Search){ .roots = roots, .n = strv_length(roots) };
-	s->fds = malloc(sizeof(int) * (s->n ?: 1));
-	if (!s->fds)
-		return -ENOMEM;
-	for (size_t j = 0; j < s->n; j++)
-		s->fds[j] = open_root(roots[j]);
-	return 0;
+	*s = (Search){ .roots = set->paths, .n = set->n, .fds = set->fds };
 }
 
 /* Canonical paths of the roots, NULL for one that is absent or moved since it was opened. */
@@ -792,10 +843,11 @@ static int tried_build(char *const *roots, size_t n_roots, const char *name, siz
  * Paths are put together only for roots that exist, and the list of those tried only on
  * failure: a name found costs no string it does not keep.
  */
-int fw_blob_find(char *const *roots, const char *name, uint64_t max_size, FwBlob **ret,
-		 char ***tried, char **ret_failed)
+int fw_blob_find_in(const FwRootSet *set, const char *name, uint64_t max_size, FwBlob **ret,
+		    char ***tried, char **ret_failed)
 {
 	_cleanup_free_ char *failed = NULL;
+	char *const *roots = set->paths;
 	int r, refused = 0;
 	size_t n_tried = 0;
 	Search s;
@@ -803,9 +855,7 @@ int fw_blob_find(char *const *roots, const char *name, uint64_t max_size, FwBlob
 	r = fw_name_check(name, NULL);
 	if (r < 0)
 		return r;
-	r = search_init(&s, roots);
-	if (r < 0)
-		return r;
+	search_init(&s, set);
 	r = -ENOENT;
 	for (size_t i = 0; i < ELEMENTSOF(search_order) && r == -ENOENT; i++) {
 		_cleanup_free_ char *relative = NULL;
@@ -845,6 +895,20 @@ int fw_blob_find(char *const *roots, const char *name, uint64_t max_size, FwBlob
 		r = -ENOMEM;
 	if (r < 0 && r != -ENOENT && ret_failed)
 		*ret_failed = TAKE_PTR(failed);
+	return r;
+}
+
+int fw_blob_find(char *const *roots, const char *name, uint64_t max_size, FwBlob **ret,
+		 char ***tried, char **ret_failed)
+{
+	FwRootSet *set = NULL;
+	int r;
+
+	r = fw_root_set_open(roots, &set);
+	if (r < 0)
+		return r;
+	r = fw_blob_find_in(set, name, max_size, ret, tried, ret_failed);
+	fw_root_set_unref(set);
 	return r;
 }
 

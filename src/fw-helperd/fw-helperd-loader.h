@@ -68,6 +68,24 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(FwBlob *, fw_blob_free);
 int fw_blob_find(char *const *roots, const char *name, uint64_t max_size, FwBlob **ret,
 		 char ***tried, char **ret_failed);
 
+/*
+ * Search roots opened once (O_PATH), for many lookups: fw_blob_find() opens and closes
+ * every root for each name, where most of them do not exist. Shared by reference between
+ * the loop and the workers; a set never changes once opened, so one that may have gone
+ * stale (a root created, removed or mounted over since) is replaced, not updated.
+ */
+typedef struct FwRootSet FwRootSet;
+int fw_root_set_open(char *const *roots, FwRootSet **ret);
+FwRootSet *fw_root_set_ref(FwRootSet *s);
+FwRootSet *fw_root_set_unref(FwRootSet *s);
+DEFINE_TRIVIAL_CLEANUP_FUNC(FwRootSet *, fw_root_set_unref);
+/* False when a root failed to open with an error that may pass (not merely absent). */
+bool fw_root_set_settled(const FwRootSet *s);
+char *const *fw_root_set_paths(const FwRootSet *s);
+/* fw_blob_find() through the handles of a set. */
+int fw_blob_find_in(const FwRootSet *set, const char *name, uint64_t max_size, FwBlob **ret,
+		    char ***tried, char **ret_failed);
+
 /* Whether b is a compressed file not unpacked yet (size unknown, nothing in memory or held). */
 bool fw_blob_packed(const FwBlob *b);
 

@@ -94,11 +94,13 @@ int manager_new(const ManagerOptions *options, Manager **ret)
 	return 0;
 }
 
+/* Built again for the next request; the roots opened stay until then (their fds counted). */
 static void search_roots_forget(Manager *m)
 {
 	strv_free(m->roots);
 	m->roots = NULL;
 	m->roots_custom = mfree(m->roots_custom);
+	m->root_set_stale = true;
 }
 
 static void missing_free_all(Manager *m)
@@ -135,10 +137,45 @@ Manager *manager_free(Manager *m)
 	missing_free_all(m);
 	config_free(m->config);
 	search_roots_forget(m);
+	m->root_set = fw_root_set_unref(m->root_set);
+	m->root_watch = roots_watch_free(m->root_watch);
 	safe_close(m->custom_path_fd);
 	free(m->kernel_release);
 	free(m);
 	return NULL;
+}
+
+/*
+ * The roots opened again when they may have changed; the watch first, so that what changes
+ * while they are opened is seen next time. Without a watch (inotify refused), they are
+ * opened for every request, as fw_blob_find() does.
+ */
+static int root_set_update(Manager *m)
+{
+	_cleanup_(roots_watch_freep) RootsWatch *watch = NULL;
+	FwRootSet *set = NULL;
+	int r;
+
+	if (m->root_set && !m->root_set_stale && fw_root_set_settled(m->root_set) &&
+	    !roots_watch_changed(m->root_watch))
+		return 0;
+	if (!m->root_watch_failed) {
+		r = roots_watch_new(m->roots, &watch);
+		if (r < 0) {
+			log_warning_errno(r, "Cannot watch the firmware search roots, opening them "
+					  "for every request: %m");
+			m->root_watch_failed = true;
+		}
+	}
+	r = fw_root_set_open(m->roots, &set);
+	if (r < 0)
+		return r;
+	fw_root_set_unref(m->root_set);
+	m->root_set = set;
+	roots_watch_free(m->root_watch);
+	m->root_watch = TAKE_PTR(watch);
+	m->root_set_stale = false;
+	return 0;
 }
 
 /*
@@ -157,7 +194,7 @@ static int search_roots_update(Manager *m)
 	if (m->custom_path_fd >= 0)
 		(void)fw_search_path_read_custom(m->custom_path_fd, &custom);
 	if (m->roots && streq_ptr(custom, m->roots_custom))
-		return 0;
+		return root_set_update(m);
 	r = fw_search_path_build(m->options.firmware_prefix, custom, m->kernel_release,
 				 m->config->search_path, &roots);
 	if (r < 0)
@@ -165,7 +202,7 @@ static int search_roots_update(Manager *m)
 	search_roots_forget(m);
 	m->roots = TAKE_PTR(roots);
 	m->roots_custom = TAKE_PTR(custom);
-	return 0;
+	return root_set_update(m);
 }
 
 int manager_search_roots(Manager *m, char ***ret)
@@ -181,6 +218,11 @@ int manager_search_roots(Manager *m, char ***ret)
 		return -ENOMEM;
 	*ret = copy;
 	return 0;
+}
+
+FwRootSet *manager_root_set(Manager *m)
+{
+	return fw_root_set_ref(m->root_set);
 }
 
 /* The kernel's fallback timeout in seconds (0: none), as the uevent did not say. */
@@ -302,6 +344,14 @@ static int dispatch(Manager *m, Request *req, size_t inline_max)
 
 int manager_dispatch(Manager *m, Request *req)
 {
+	/*
+	 * Held back until the file systems came back: the roots opened as they are now, not
+	 * as when it was taken (a file system may have been mounted since, unseen as yet).
+	 */
+	req->root_set = fw_root_set_unref(req->root_set);
+	m->root_set_stale = true;
+	if (search_roots_update(m) >= 0)
+		req->root_set = manager_root_set(m);
 	return dispatch(m, req, REQUEST_INLINE_MAX);
 }
 
@@ -350,6 +400,7 @@ int manager_submit(Manager *m, const RequestInfo *info)
 	r = manager_search_roots(m, &req->roots);
 	if (r < 0)
 		return log_error_errno(r, "Failed to build the firmware search path: %m");
+	req->root_set = manager_root_set(m);
 	req->max_size = m->config->max_size;
 	req->unpack_memory = m->unpack_memory;
 	req->verifier = m->verifier;
@@ -780,6 +831,7 @@ static int on_mountinfo(sd_event_source *s, int fd, uint32_t revents, void *user
 {
 	Manager *m = userdata;
 
+	m->root_set_stale = true; /* a root may have been mounted over, or come with a mount */
 	sleep_mounts_changed(m->sleep);
 	(void)manager_rescan(m);
 	return 0;
@@ -857,6 +909,10 @@ int manager_run(Manager *m)
 	if (r < 0)
 		return r;
 	(void)watch_mounts(m);
+	/* the roots opened now, not by the first request: the fds held do not change from here */
+	r = search_roots_update(m);
+	if (r < 0)
+		log_warning_errno(r, "Failed to build the firmware search path: %m");
 	r = manager_rescan(m);
 	if (r < 0)
 		log_warning_errno(r, "Initial scan for pending requests failed: %m");

@@ -10,6 +10,7 @@
 
 #include "fw-helperd-conf.h"
 #include "fw-helperd-request.h"
+#include "fw-helperd-roots.h"
 #include "fw-helperd-rules.h"
 #include "fw-helperd-verify.h"
 #include "fw-helperd-worker.h"
@@ -59,6 +60,12 @@ typedef struct Manager {
 	char **roots;
 	char *roots_custom;
 	int custom_path_fd;	/* the parameter, kept open: -errno until it could be opened */
+	/* The roots opened, for every request until they may have changed (root_watch), the
+	 * mounts changed or the roots were built again (root_set_stale). */
+	FwRootSet *root_set;
+	RootsWatch *root_watch;
+	bool root_set_stale;
+	bool root_watch_failed;	/* said once: without a watch, the roots are opened anew */
 
 	struct udev *udev;
 	struct udev_monitor *monitor;
@@ -145,6 +152,8 @@ void manager_stop(Manager *m);
 
 /* Search roots as of now (the custom path parameter may change at runtime); a copy. */
 int manager_search_roots(Manager *m, char ***ret);
+/* The same roots opened, as of the last manager_search_roots(); a reference, or NULL. */
+FwRootSet *manager_root_set(Manager *m);
 
 /* Counters or state changed: told to the bus and systemd once, CHANGED_DELAY_USEC later. */
 void manager_changed(Manager *m);

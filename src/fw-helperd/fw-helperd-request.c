@@ -61,6 +61,7 @@ Request *request_free(Request *r)
 	free(r->devpath);
 	free(r->path);
 	strv_free(r->roots);
+	fw_root_set_unref(r->root_set);
 	strv_free(r->tried);
 	verify_check_done(&r->verify);
 	free(r);
@@ -206,7 +207,9 @@ static bool request_resolve(Request *r)
 
 	if (r->cached || r->blob)
 		return true; /* held in memory, or found on the loop before it was queued */
-	e = fw_blob_find(r->roots, r->name, r->max_size, &r->blob, &r->tried, &r->path);
+	e = r->root_set ? fw_blob_find_in(r->root_set, r->name, r->max_size, &r->blob, &r->tried,
+					  &r->path) :
+			  fw_blob_find(r->roots, r->name, r->max_size, &r->blob, &r->tried, &r->path);
 	if (e < 0) {
 		r->error = e;
 		r->result = e == -ENOENT ? REQUEST_MISSING : REQUEST_FAILED;

@@ -62,6 +62,7 @@ typedef struct Request {
 	char *devpath;		/* DEVPATH of the requesting device, or NULL */
 	const char *origin;	/* "udev", "kernel" or "scan" (static) */
 	char **roots;		/* search roots, fixed when the request was taken */
+	FwRootSet *root_set;	/* the same opened (a reference), or NULL: opened for the lookup */
 	uint64_t max_size;
 	FwMemory *unpack_memory;	/* the manager's budget for unpacking (outlives the request) */
 	usec_t started;		/* CLOCK_MONOTONIC */

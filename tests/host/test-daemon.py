@@ -7,6 +7,7 @@ usage: test-daemon.py FW_HELPERD FWCTL
 """
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -380,6 +381,20 @@ def main():
         fx.write(param, "\n")
         r = served_now()
         check("path parameter cleared: the next request is not served from it",
+              r == "configured", r)
+
+        # The roots are opened once and kept; one created while running (the kernel's
+        # updates/ under the test prefix, ahead of the configured root) is searched by the
+        # very next request, and no more once it is removed again.
+        prefix_lib = os.path.join(fx.top, "empty-prefix/lib")
+        os.makedirs(os.path.join(prefix_lib, "firmware/updates/vendor"))
+        fx.write(os.path.join(prefix_lib, "firmware/updates/vendor/fw.bin"), custom_blob, "wb")
+        r = served_now()
+        check("a root created while running: the next request is served from it",
+              r == "custom", r)
+        shutil.rmtree(prefix_lib)
+        r = served_now()
+        check("that root removed again: the next request is not served from it",
               r == "configured", r)
 
         other = os.path.join(fx.top, "other-firmware")
