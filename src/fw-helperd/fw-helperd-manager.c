@@ -94,13 +94,23 @@ int manager_new(const ManagerOptions *options, Manager **ret)
 	return 0;
 }
 
-/* Built again for the next request; the roots opened stay until then (their fds counted). */
+/* Built again, and opened again, for the next request. */
 static void search_roots_forget(Manager *m)
 {
 	strv_free(m->roots);
 	m->roots = NULL;
 	m->roots_custom = mfree(m->roots_custom);
 	m->root_set_stale = true;
+}
+
+/*
+ * Nothing in flight any more: the roots are let go, opened again by the next request. Held
+ * open, they would keep their file systems from being unmounted (EBUSY).
+ */
+static void root_set_release(Manager *m)
+{
+	m->root_set = fw_root_set_unref(m->root_set);
+	m->root_watch = roots_watch_free(m->root_watch);
 }
 
 static void missing_free_all(Manager *m)
@@ -137,8 +147,7 @@ Manager *manager_free(Manager *m)
 	missing_free_all(m);
 	config_free(m->config);
 	search_roots_forget(m);
-	m->root_set = fw_root_set_unref(m->root_set);
-	m->root_watch = roots_watch_free(m->root_watch);
+	root_set_release(m);
 	safe_close(m->custom_path_fd);
 	free(m->kernel_release);
 	free(m);
@@ -170,6 +179,7 @@ static int root_set_update(Manager *m)
 	r = fw_root_set_open(m->roots, &set);
 	if (r < 0)
 		return r;
+	log_debug("Firmware search roots opened%s.", m->root_set ? " again" : "");
 	fw_root_set_unref(m->root_set);
 	m->root_set = set;
 	roots_watch_free(m->root_watch);
@@ -794,6 +804,8 @@ static int on_changed(sd_event_source *s, uint64_t usec, void *userdata)
 	Manager *m = userdata;
 
 	m->changed_timer = sd_event_source_disable_unref(m->changed_timer);
+	if (m->n_requests == 0)
+		root_set_release(m);
 	update_watchdog(m);
 	manager_bus_emit_changed(m);
 	(void)sd_notifyf(false, "STATUS=%s: %" PRIu64 " served, %" PRIu64 " missing, %" PRIu64
@@ -909,10 +921,6 @@ int manager_run(Manager *m)
 	if (r < 0)
 		return r;
 	(void)watch_mounts(m);
-	/* the roots opened now, not by the first request: the fds held do not change from here */
-	r = search_roots_update(m);
-	if (r < 0)
-		log_warning_errno(r, "Failed to build the firmware search path: %m");
 	r = manager_rescan(m);
 	if (r < 0)
 		log_warning_errno(r, "Initial scan for pending requests failed: %m");

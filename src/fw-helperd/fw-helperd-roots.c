@@ -14,40 +14,41 @@ struct RootsWatch {
 	bool changed;
 };
 
-/* IN_MASK_ADD: a root may be the directory above another, absent, one: one watch, both masks. */
-#define ROOT_MASK (IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR | IN_MASK_ADD)
-#define ABOVE_MASK (ROOT_MASK | IN_CREATE | IN_MOVED_TO)
+/*
+ * What happens in the directory above a root: the root created, moved in, removed or moved
+ * away. Not the root itself: its IN_DELETE_SELF comes only once nothing holds it open, and
+ * the set of opened roots does. IN_MASK_ADD: two roots may share the directory above.
+ */
+#define ABOVE_MASK (IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_MOVED_FROM | IN_DELETE_SELF | \
+		    IN_MOVE_SELF | IN_ONLYDIR | IN_MASK_ADD)
 
-/* Not there, or not a directory: the nearest directory above it is watched instead. */
+/* Not there, or not a directory: the next directory up is watched instead. */
 static bool absent(int error)
 {
 	return error == ENOENT || error == ENOTDIR;
 }
 
 /*
- * Watches root, else the nearest directory above it that exists. One out of reach (EACCES:
- * hidden by the sandbox) stays so, as the loader takes it (absent): nothing to watch.
+ * Watches the nearest directory above root that exists. One out of reach (EACCES: hidden
+ * by the sandbox) stays so, as the loader takes its roots (absent): nothing to watch.
  */
 static int watch_root(int inotify_fd, const char *root)
 {
-	_cleanup_free_ char *above = NULL;
+	_cleanup_free_ char *above = strdup(root);
 	char *slash;
 
-	if (inotify_add_watch(inotify_fd, root, ROOT_MASK) >= 0 || errno == EACCES)
-		return 0;
-	if (!absent(errno))
-		return -errno;
-	above = strdup(root);
 	if (!above)
 		return -ENOMEM;
-	while ((slash = strrchr(above, '/'))) {
+	for (;;) {
+		slash = strrchr(above, '/');
+		if (!slash || (slash == above && above[1] == 0))
+			return 0; /* "/" itself, or not absolute: nothing above to watch */
 		slash[slash == above] = 0; /* "/x" leaves "/" */
 		if (inotify_add_watch(inotify_fd, above, ABOVE_MASK) >= 0 || errno == EACCES)
 			return 0;
-		if (!absent(errno) || slash == above)
+		if (!absent(errno))
 			return -errno;
 	}
-	return -EINVAL; /* not absolute */
 }
 
 int roots_watch_new(char *const *roots, RootsWatch **ret)

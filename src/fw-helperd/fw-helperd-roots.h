@@ -7,13 +7,14 @@
 
 /*
  * Tells when the firmware search roots, opened once and kept (FwRootSet), may no longer be
- * what a lookup by path would find: a root that exists removed or moved away, or one that
- * does not exist created (or moved in) since. Each existing root is watched with inotify
- * for itself; for each absent one, the nearest directory above it that exists, for what is
- * created in it. The events are read when asked, never by the event loop: an idle daemon
- * does not wake when a firmware package is installed. Mounts are not seen here (the
- * manager watches /proc/self/mountinfo), nor a symlink on the way to a root pointed
- * elsewhere (a root is a directory, /lib -> usr/lib is not changed on a running system).
+ * what a lookup by path would find: a root removed or moved away, or one that did not
+ * exist created or moved in since. For each root, the nearest directory above it that
+ * exists is watched with inotify for names created, removed or moved there (not the root
+ * itself: its IN_DELETE_SELF is not sent while the set holds it open). The events are
+ * read when asked, never by the event loop: an idle daemon does not wake when a package
+ * is installed. Mounts are not seen here (the manager watches /proc/self/mountinfo), nor
+ * a symlink on the way to a root pointed elsewhere (/lib -> usr/lib is not changed on a
+ * running system).
  */
 typedef struct RootsWatch RootsWatch;
 

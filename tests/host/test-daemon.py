@@ -385,17 +385,40 @@ def main():
 
         # The roots are opened once and kept; one created while running (the kernel's
         # updates/ under the test prefix, ahead of the configured root) is searched by the
-        # very next request, and no more once it is removed again.
+        # very next request, and one removed and made anew is the new one, not the old.
         prefix_lib = os.path.join(fx.top, "empty-prefix/lib")
-        os.makedirs(os.path.join(prefix_lib, "firmware/updates/vendor"))
-        fx.write(os.path.join(prefix_lib, "firmware/updates/vendor/fw.bin"), custom_blob, "wb")
+
+        def make_updates():
+            os.makedirs(os.path.join(prefix_lib, "firmware/updates/vendor"))
+            fx.write(os.path.join(prefix_lib, "firmware/updates/vendor/fw.bin"), custom_blob, "wb")
+        make_updates()
         r = served_now()
         check("a root created while running: the next request is served from it",
+              r == "custom", r)
+        shutil.rmtree(prefix_lib)
+        make_updates()
+        r = served_now()
+        check("that root removed and made anew: the next request is served from the new one",
               r == "custom", r)
         shutil.rmtree(prefix_lib)
         r = served_now()
         check("that root removed again: the next request is not served from it",
               r == "configured", r)
+
+        # Idle, no root is held open: it would keep its file system from being unmounted.
+        def roots_held():
+            fds = os.path.join("/proc", str(daemon.pid), "fd")
+            held = []
+            for fd in os.listdir(fds):
+                try:
+                    target = os.readlink(os.path.join(fds, fd))
+                except OSError:
+                    continue
+                if target == fx.fw or target.startswith(fx.top + "/empty-prefix"):
+                    held.append(target)
+            return held
+        check("idle: no firmware root held open", wait_for(lambda: not roots_held()),
+              repr(roots_held()))
 
         other = os.path.join(fx.top, "other-firmware")
         os.makedirs(os.path.join(other, "vendor"))
