@@ -110,7 +110,6 @@ static void search_roots_forget(Manager *m)
 static void root_set_release(Manager *m)
 {
 	m->root_set = fw_root_set_unref(m->root_set);
-	m->root_watch = roots_watch_free(m->root_watch);
 }
 
 static void missing_free_all(Manager *m)
@@ -148,6 +147,7 @@ Manager *manager_free(Manager *m)
 	config_free(m->config);
 	search_roots_forget(m);
 	root_set_release(m);
+	roots_watch_free(m->root_watch);
 	safe_close(m->custom_path_fd);
 	free(m->kernel_release);
 	free(m);
@@ -155,21 +155,23 @@ Manager *manager_free(Manager *m)
 }
 
 /*
- * The roots opened again when they may have changed; the watch first, so that what changes
- * while they are opened is seen next time. Without a watch (inotify refused), they are
- * opened for every request, as fw_blob_find() does.
+ * The roots opened again when they may have changed, or after they were let go. The watch
+ * is kept while nothing changes (it holds no file system busy) and made anew, first, when
+ * something did or the roots or mounts are new: what changes while the roots are opened
+ * is seen next time. Without a watch (inotify refused), the roots are opened for every
+ * request, as fw_blob_find() does.
  */
 static int root_set_update(Manager *m)
 {
-	_cleanup_(roots_watch_freep) RootsWatch *watch = NULL;
+	bool changed = roots_watch_changed(m->root_watch) || m->root_set_stale;
 	FwRootSet *set = NULL;
 	int r;
 
-	if (m->root_set && !m->root_set_stale && fw_root_set_settled(m->root_set) &&
-	    !roots_watch_changed(m->root_watch))
+	if (m->root_set && !changed && fw_root_set_settled(m->root_set))
 		return 0;
-	if (!m->root_watch_failed) {
-		r = roots_watch_new(m->roots, &watch);
+	if (changed && !m->root_watch_failed) {
+		m->root_watch = roots_watch_free(m->root_watch);
+		r = roots_watch_new(m->roots, &m->root_watch);
 		if (r < 0) {
 			log_warning_errno(r, "Cannot watch the firmware search roots, opening them "
 					  "for every request: %m");
@@ -179,11 +181,8 @@ static int root_set_update(Manager *m)
 	r = fw_root_set_open(m->roots, &set);
 	if (r < 0)
 		return r;
-	log_debug("Firmware search roots opened%s.", m->root_set ? " again" : "");
 	fw_root_set_unref(m->root_set);
 	m->root_set = set;
-	roots_watch_free(m->root_watch);
-	m->root_watch = TAKE_PTR(watch);
 	m->root_set_stale = false;
 	return 0;
 }

@@ -62,7 +62,7 @@ typedef struct Manager {
 	int custom_path_fd;	/* the parameter, kept open: -errno until it could be opened */
 	/* The roots opened, for the requests of a run until they may have changed (root_watch),
 	 * the mounts changed or the roots were built again (root_set_stale); let go once
-	 * nothing is in flight (on_changed()). */
+	 * nothing is in flight (on_changed()), where the watch stays. */
 	FwRootSet *root_set;
 	RootsWatch *root_watch;
 	bool root_set_stale;
