@@ -83,7 +83,9 @@ int manager_new(const ManagerOptions *options, Manager **ret)
 	if (!m->kernel_release)
 		return log_oom();
 
-	r = sd_event_default(&m->event);
+	/* not the default loop: sd_event_prepare() checks a default loop's thread with a
+	 * gettid() system call on every iteration (systemd 252) */
+	r = sd_event_new(&m->event);
 	if (r < 0)
 		return log_error_errno(r, "Failed to allocate event loop: %m");
 	r = sleep_new(m, &m->sleep);
