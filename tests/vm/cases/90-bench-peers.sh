@@ -427,19 +427,39 @@ END {
 	printf "\n## footprint (fw-helperd)\n"
 	for (key in v) { split(key, kk, SUBSEP); if (kk[1] == "footprint") printf "%-28s %s\n", kk[3], v[key] }
 	print ""
+	# issue 14's goals, in each state: fw-helperd against the user-space peers of that
+	# state (as shipped: classic; minimal: mdev), throughput against the floor of that
+	# state, missing under 10 ms median and 30 ms p99
+	split("udevd fwhd classic floor min fwhd-min mdev floor-min", S, " ")
+	for (k = 1; k <= nw; k++) {
+		w = order[k]
+		if (w == "meta" || w == "footprint") continue
+		for (j = 1; j <= 8; j += 4) {
+			st = S[j]; me = S[j + 1]; peer = S[j + 2]; fl = S[j + 3]; f = v[w, me, "us_median"]
+			if (f == "") continue
+			if (w ~ /^(throughput|latency|burst|missing)/ && v[w, peer, "us_median"] != "")
+				goal(f > 0 && f <= v[w, peer, "us_median"], sprintf("%s (%s): %s %.2f ms vs %s %.2f ms",
+					w, st, me, f / 1000, peer, v[w, peer, "us_median"] / 1000))
+			if (w ~ /^throughput/ && v[w, fl, "us_median"] > 0)
+				goal(f > 0 && v[w, fl, "us_median"] / f >= 0.9, sprintf("%s (%s): %s at %.2f of the floor's rate (goal >= 0.90)",
+					w, st, me, f > 0 ? v[w, fl, "us_median"] / f : 0))
+			if (w == "missing")
+				goal(f > 0 && f < 10000 && v[w, me, "us_p99"] < 30000, sprintf("missing (%s): %s answers in %.2f ms median, p99 %.2f ms (goal < 10 ms, p99 < 30 ms)",
+					st, me, f / 1000, v[w, me, "us_p99"] / 1000))
+		}
+	}
+	# the comparisons of before the floor and the two states, for the record
 	for (k = 1; k <= nw; k++) {
 		w = order[k]; f = v[w, "fwhd", "us_median"]
 		if (w ~ /^throughput/) {
 			d = v[w, "direct", "us_median"]
-			goal(f > 0 && d / f >= 0.9, sprintf("%s: fw-helperd at %.2f of the direct loader's rate (goal >= 0.90)", w, f > 0 ? d / f : 0))
+			printf "GOAL INFO %s: fw-helperd at %.2f of the direct loader's rate\n", w, f > 0 ? d / f : 0
 		}
 		if (w ~ /^(throughput|latency|burst)/) {
 			best = ""; for (i = 1; i <= np; i++) { p = P[i]; if (p != "classic" && p != "mdev") continue
 				if (best == "" || v[w, p, "us_median"] < v[w, best, "us_median"]) best = p }
-			goal(f > 0 && f < v[w, best, "us_median"], sprintf("%s: fw-helperd %.2f ms vs best userspace peer %s %.2f ms", w, f / 1000, best, v[w, best, "us_median"] / 1000))
+			printf "GOAL INFO %s: fw-helperd as shipped %.2f ms vs best userspace peer in either state, %s %.2f ms\n", w, f / 1000, best, v[w, best, "us_median"] / 1000
 		}
-		if (w == "missing")
-			goal(f > 0 && f < 10000, sprintf("missing: fw-helperd answers in %.2f ms median, p99 %.2f ms (goal < 10 ms)", f / 1000, v[w, "fwhd", "us_p99"] / 1000))
 		if (w != "meta" && w != "footprint" && v[w, "floor", "us_median"] > 0) {
 			line = ""
 			for (i = 1; i <= np; i++) { p = P[i]; if (p == "direct" || p ~ /^floor/) continue
