@@ -675,11 +675,6 @@ bool fw_root_set_settled(const FwRootSet *s)
 	return s->settled;
 }
 
-char *const *fw_root_set_paths(const FwRootSet *s)
-{
-	return s->paths;
-}
-
 /* The roots of one lookup: their handles, from a set opened once for many lookups. */
 typedef struct Search {
 	char *const *roots;
