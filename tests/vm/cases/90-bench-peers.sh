@@ -453,7 +453,7 @@ END {
 		w = order[k]; f = v[w, "fwhd", "us_median"]
 		if (w ~ /^throughput/) {
 			d = v[w, "direct", "us_median"]
-			printf "GOAL INFO %s: fw-helperd at %.2f of the direct loader's rate\n", w, f > 0 ? d / f : 0
+			printf "GOAL INFO %s: fw-helperd at %.2f of the direct loader's rate\n", w, (f > 0 ? d / f : 0)
 		}
 		if (w ~ /^(throughput|latency|burst)/) {
 			best = ""; for (i = 1; i <= np; i++) { p = P[i]; if (p != "classic" && p != "mdev") continue
