@@ -38,6 +38,14 @@ static void write_file(const char *dir, const char *name, const char *text)
 	fclose(f);
 }
 
+static void remove_tree(const char *path)
+{
+	_cleanup_free_ char *cmd = NULL;
+
+	if (asprintf(&cmd, "rm -rf %s", path) > 0)
+		(void)system(cmd);
+}
+
 static void test_watch(void)
 {
 	char tmpl[] = "/tmp/test-rules-XXXXXX";
@@ -75,10 +83,7 @@ static void test_watch(void)
 	CHECK(rules_watch_excludes(w));
 
 	w = rules_watch_free(w);
-	free(cmd);
-	cmd = NULL;
-	if (asprintf(&cmd, "rm -rf %s", tmpl) > 0)
-		(void)system(cmd);
+	remove_tree(tmpl);
 	sd_event_unref(e);
 	return;
 setup_failed:
@@ -94,7 +99,7 @@ static void test_absent_retry(void)
 {
 	const usec_t retry = 3 * USEC_PER_SEC;
 	char tmpl[] = "/tmp/test-rules-XXXXXX";
-	_cleanup_free_ char *run = NULL, *cmd = NULL;
+	_cleanup_free_ char *run = NULL;
 	_cleanup_(rules_watch_freep) RulesWatch *w = NULL;
 	sd_event *e = NULL;
 	usec_t made;
@@ -115,8 +120,7 @@ static void test_absent_retry(void)
 	CHECK(rules_watch_excludes(w));
 
 	w = rules_watch_free(w);
-	if (asprintf(&cmd, "rm -rf %s", tmpl) > 0)
-		(void)system(cmd);
+	remove_tree(tmpl);
 	sd_event_unref(e);
 }
 
