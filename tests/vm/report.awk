@@ -5,6 +5,9 @@
 # cases, then "vm: N passed, N failed[, N skipped]"; exits 1 if anything
 # failed. Variables: console (console log, its tail is shown if the guest
 # never said "# done"), qemu_rc, vm_ms.
+BEGIN {
+	kernel_trouble = "Kernel panic|BUG:|WARNING:|Oops|soft lockup|rcu_.*stall|refusing to freeze|hung_task|blocked for more than|Out of memory"
+}
 /^1\.\./ { planned = substr($0, 4) + 0; next }
 /^# done$/ { done = 1; next }
 /^# time / { next }
@@ -29,7 +32,14 @@ END {
 		while ((getline line < console) > 0) {
 			gsub(/\033\[[0-9;]*m/, "", line)     # systemd status colours
 			tail[n++ % 40] = line
+			# What a truncated tail would hide: the case that was running and
+			# the kernel's first and last word on what went wrong.
+			if (line ~ /fwh-vmtest: starting /) running = line
+			if (line ~ kernel_trouble) { if (!first_trouble) first_trouble = line; last_trouble = line }
 		}
+		if (running) print "    # last case started: " running
+		if (first_trouble) print "    # first kernel trouble: " first_trouble
+		if (last_trouble != first_trouble) print "    # last kernel trouble: " last_trouble
 		for (i = (n > 40 ? n - 40 : 0); i < n; i++) print "    " tail[i % 40]
 	}
 	if (done && planned == 0) {
