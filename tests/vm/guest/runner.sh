@@ -20,6 +20,7 @@
 # Kernel command line:
 #   fwh.cases=GLOB[,GLOB...]  case names to run (default: all)
 #   fwh.case_timeout=SECONDS  per case (default 300)
+#   fwh.first=N               number of the first case reported (default 1)
 #   fwh.keep=1                 do not power off; leave a root shell on ttyS0
 #   fwh.bed=disk               the disk bed (FWH_BED for the cases)
 set -u
@@ -181,7 +182,7 @@ else
 		name=${f%.*}
 		selected "$name" || selected "$f" && todo="$todo $f"
 	done
-	n=0
+	n=$(( $(cmdline_param first 1) - 1 ))
 	vm_boot=1
 	pending=
 	report "# kernel $(uname -r), systemd $(systemctl --version | head -n1 | cut -d' ' -f2)"
