@@ -75,6 +75,16 @@ def test_unreported(d):
     assert rc == 0 and out.split() == ["10-cd", "20-e"], out
 
 
+def test_selected_cases(d):
+    # The runner's choice, also when the last case in the directory is not chosen (the
+    # run must go on under `set -e`).
+    for name in ("00-a.sh", "10-b.sh", "90-bench-peers.sh", "90-bench-sleep.sh"):
+        write(d, name, "")
+    rc, out = bash('set -euo pipefail; cases=$2; s=$(bed_selected_cases "$1"); echo "$s"; echo end',
+                   d, "90-bench-peers,0*")
+    assert rc == 0 and out.split() == ["00-a", "90-bench-peers", "end"], (rc, out)
+
+
 def report(d, result, console):
     p = subprocess.run(["awk", "-v", "console=" + write(d, "console", console),
                         "-v", "qemu_rc=0", "-v", "vm_ms=1", "-f",
@@ -108,7 +118,7 @@ def test_report_of_a_second_boot(d):
 
 
 def main():
-    for test in (test_int3_rule, test_unreported, test_report_of_a_death,
+    for test in (test_int3_rule, test_unreported, test_selected_cases, test_report_of_a_death,
                  test_report_of_a_second_boot):
         test(tempdir("test-vm-report-"))
         print("ok", test.__name__)

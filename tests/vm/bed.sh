@@ -48,6 +48,15 @@ bed_case_qemu_args() {
 		done | awk '!seen[$0]++')
 	[ ${#case_qemu_args[@]} -eq 0 ] || log "devices for the cases: ${case_qemu_args[*]}"
 }
+# bed_selected_cases DIR: the names (without .sh) of the cases in DIR that $cases
+# selects, one per line, in the runner's order.
+bed_selected_cases() {
+	local f
+	for f in "$1"/*; do
+		f=${f##*/}
+		if _bed_selected "${f%.*}"; then echo "${f%.*}"; fi
+	done | LC_ALL=C sort
+}
 _bed_selected() {
 	local g globs
 	IFS=, read -ra globs <<<"$cases"     # read: no pathname expansion of '*'

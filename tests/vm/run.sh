@@ -194,9 +194,7 @@ for part in "$ROOTFS_CPIO" "$MODULES_CPIO" "$run/payload.cpio"; do
 	truncate -s %4 "$initrd"
 done
 # The runner's choice of cases (for a second boot, see below).
-selected=$(for f in "$vmtest"/cases/*; do
-		f=${f##*/}; _bed_selected "${f%.*}" && echo "${f%.*}"
-	done | LC_ALL=C sort)
+selected=$(bed_selected_cases "$vmtest/cases")
 [ $keep = 1 ] || rm -rf "$payload" "$run/payload.cpio"
 
 # --- boot -------------------------------------------------------------------------
