@@ -36,7 +36,7 @@ trap 'rm -rf "$peers"' EXIT
 gcc -static -O2 -Wall -o "$peers/floor" "$here/floor.c"
 if [ $quick = 1 ]; then
 	cat >"$peers/bench.env" <<-'EOF'
-	REPS_TP=1 REPS_LAT=3 REPS_BURST=1 REPS_MISS=3 BURST_N=8 IDLE_S=2
+	REPS_TP=1 REPS_LAT=4 REPS_BURST=1 REPS_MISS=4 ROUNDS_SMALL=2 BURST_N=8 IDLE_S=2
 	EOF
 fi
 export FWH_VM_EXTRA_PEERS="$peers/*"
