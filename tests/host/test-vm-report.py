@@ -66,6 +66,9 @@ def test_int3_rule(d):
         assert rc == want, f"bed_tcg_int3 on {name}: {rc}, expected {want}"
     rc, _ = bash('accel=kvm; bed_tcg_int3 "$1"', write(d, "kvm", INT3_KERNEL))
     assert rc == 1, "an int3 under KVM is no emulator defect"
+    rc, out = bash('set -euo pipefail; bed_tell_int3 "$1" 2>&1; bed_tell_int3 /dev/null 2>&1; echo end',
+                   write(d, "tell", INT3_KERNEL))
+    assert rc == 0 and "vm:   [    4.458941] Oops: int3" in out and out.endswith("end\n"), out
 
 
 def test_unreported(d):

@@ -123,6 +123,12 @@ bed_tcg_int3() {
 		END { if (!oops) exit 1 }'
 }
 
+# bed_tell_int3 CONSOLE_LOG: says so, with the oops' first lines.
+bed_tell_int3() {
+	log "the guest kernel died of 'Oops: int3' (qemu's TCG ran code the kernel had patched; $1):"
+	grep -a -m1 -A2 'Oops: int3' "$1" | sed 's/^/vm:   /' >&2 || true
+}
+
 # bed_unreported RESULT_TXT NAME...: the NAMEs with no ok/not ok line in
 # RESULT_TXT, in order.
 bed_unreported() {

@@ -168,8 +168,7 @@ boot_s=$(( ($(date +%s%N) - t_boot) / 1000000 ))
 left=$(( deadline - $(date +%s) ))
 if [ $keep = 0 ] && [ -z "${FWH_VM_INT3_RUN:-}" ] && ! grep -qx '# done' "$run/result.txt" \
 	&& bed_tcg_int3 "$run/console.log"; then
-	log "the guest kernel died of 'Oops: int3' (qemu's TCG ran code the kernel had patched; $run/console.log):"
-	grep -a -m1 -A2 'Oops: int3' "$run/console.log" | sed 's/^/vm:   /' >&2 || true
+	bed_tell_int3 "$run/console.log"
 	if [ $left -ge 300 ]; then
 		log "the whole disk bed once more, from the pristine image, in the ${left}s left"
 		FWH_VM_INT3_RUN=$run FWH_VM_TIMEOUT=$left exec "$0" "${orig_args[@]}"

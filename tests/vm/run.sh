@@ -258,8 +258,7 @@ for attempt in 1 2; do
 	left=$(bed_unreported "$run/result.txt" $selected | paste -sd, -)
 	[ -n "$left" ] || break
 	n_left=$(echo "$left" | tr , '\n' | wc -l)
-	log "the guest kernel died of 'Oops: int3' (qemu's TCG ran code the kernel had patched; $console):"
-	grep -a -m1 -A2 'Oops: int3' "$console" | sed 's/^/vm:   /' >&2 || true
+	bed_tell_int3 "$console"
 	log "booting once more for the $n_left case(s) left unreported"
 	echo "# boot 2: boot 1 died of the guest kernel's 'Oops: int3' (an emulator defect, tests/vm/README.md); the $n_left case(s) it left run again" >>"$run/result.txt"
 	boot_cases=$left
