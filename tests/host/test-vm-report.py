@@ -38,12 +38,13 @@ HUNG = """\
 
 
 def bash(script, *args):
-    """Runs SCRIPT with bed.sh sourced (a stub qemu in PATH); returns (status, stdout)."""
+    """Runs SCRIPT with bed.sh sourced; returns (status, stdout). bed.sh insists on a qemu
+    in PATH: an empty script stands in for it."""
     d = tempdir("test-vm-report-bin-")
-    stub = os.path.join(d, "qemu-system-x86_64")
-    with open(stub, "w") as f:
+    qemu = os.path.join(d, "qemu-system-x86_64")
+    with open(qemu, "w") as f:
         f.write("#!/bin/sh\nexit 0\n")
-    os.chmod(stub, 0o755)
+    os.chmod(qemu, 0o755)
     env = dict(os.environ, PATH=d + ":" + os.environ["PATH"])
     p = subprocess.run(["bash", "-c", 'here=$1; repo=$1/../..; shift; . "$here/bed.sh"; '
                         + script, "bash", VM] + list(args),
