@@ -277,54 +277,64 @@ throughput() {
 # looked faster than the floor for 256 KiB that way). Each name asked for is new, so no
 # helper answers a missing one from memory.
 ROUNDS_SMALL=${ROUNDS_SMALL:-4}
+declare -A small_bad	# [peer:size]: requests that failed, or "loaded" a missing name
+
+# small_turn PEER ROUND PER_LAT PER_MISS: the peer's share of one round.
+small_turn() {
+	local p=$1 r=$2 per_lat=$3 per_miss=$4 sz i f
+	for sz in 4k 256k; do
+		f=$FWH_CASE_TMP/small-$p-$sz
+		timed "$SUB/lat-$sz.bin"     # warm-up, not counted
+		for i in $(seq "$per_lat"); do
+			timed "$SUB/lat-$sz.bin"
+			if [ "$RC" = 0 ]; then echo "$US" >>"$f"; else small_bad[$p:$sz]=$((small_bad[$p:$sz] + 1)); fi
+		done
+	done
+	# A helper that does not answer would make the driver wait this long.
+	set_fallback_timeout 5
+	for i in $(seq "$per_miss"); do
+		timed "$SUB/missing-$r-$i.bin"
+		[ "$RC" = 0 ] && small_bad[$p:miss]=$((small_bad[$p:miss] + 1))
+		echo "$US" >>"$FWH_CASE_TMP/small-$p-miss"
+	done
+	set_fallback_timeout 60
+}
+
+# small_rows WORKLOAD PEER SIZE: the peer's figures for one size.
+small_rows() {
+	local med p99 n
+	read -r med p99 n < <(stats <"$FWH_CASE_TMP/small-$2-$3")
+	row "$1" "$2" us_median "$med"
+	row "$1" "$2" us_p99 "$p99"
+	row "$1" "$2" n "$n"
+}
+
 small_requests() {
-	local r p sz i per_lat per_miss med p99 n f
+	local r p sz per_lat per_miss
 	per_lat=$(( (REPS_LAT + ROUNDS_SMALL - 1) / ROUNDS_SMALL ))
 	per_miss=$(( (REPS_MISS + ROUNDS_SMALL - 1) / ROUNDS_SMALL ))
 	for p in $PEERS; do
 		for sz in 4k 256k miss; do
 			: >"$FWH_CASE_TMP/small-$p-$sz"
-			echo 0 >"$FWH_CASE_TMP/small-$p-$sz.bad"
+			small_bad[$p:$sz]=0
 		done
 	done
 	for r in $(seq "$ROUNDS_SMALL"); do
 		for p in $PEERS; do
 			peer_on "$p"
-			for sz in 4k 256k; do
-				f=$FWH_CASE_TMP/small-$p-$sz
-				timed "$SUB/lat-$sz.bin"     # warm-up, not counted
-				for i in $(seq "$per_lat"); do
-					timed "$SUB/lat-$sz.bin"
-					if [ "$RC" = 0 ]; then echo "$US" >>"$f"; else echo $(( $(cat "$f.bad") + 1 )) >"$f.bad"; fi
-				done
-			done
-			# A helper that does not answer would make the driver wait this long.
-			set_fallback_timeout 5
-			f=$FWH_CASE_TMP/small-$p-miss
-			for i in $(seq "$per_miss"); do
-				timed "$SUB/missing-$r-$i.bin"
-				[ "$RC" = 0 ] && echo $(( $(cat "$f.bad") + 1 )) >"$f.bad"
-				echo "$US" >>"$f"
-			done
-			set_fallback_timeout 60
+			small_turn "$p" "$r" "$per_lat" "$per_miss"
 			peer_off "$p"
 		done
 	done
 	for sz in 4k 256k; do
 		for p in $PEERS; do
-			read -r med p99 n < <(stats <"$FWH_CASE_TMP/small-$p-$sz")
-			row "latency-$sz" "$p" us_median "$med"
-			row "latency-$sz" "$p" us_p99 "$p99"
-			row "latency-$sz" "$p" n "$n"
-			row "latency-$sz" "$p" failed "$(cat "$FWH_CASE_TMP/small-$p-$sz.bad")"
+			small_rows "latency-$sz" "$p" "$sz"
+			row "latency-$sz" "$p" failed "${small_bad[$p:$sz]}"
 		done
 	done
 	for p in $PEERS; do
-		read -r med p99 n < <(stats <"$FWH_CASE_TMP/small-$p-miss")
-		row missing "$p" us_median "$med"
-		row missing "$p" us_p99 "$p99"
-		row missing "$p" n "$n"
-		row missing "$p" reported_loaded "$(cat "$FWH_CASE_TMP/small-$p-miss.bad")"
+		small_rows missing "$p" miss
+		row missing "$p" reported_loaded "${small_bad[$p:miss]}"
 	done
 }
 
