@@ -63,6 +63,7 @@ int manager_new(const ManagerOptions *options, Manager **ret)
 		return log_oom();
 	m->options = *options;
 	m->custom_path_fd = -EBADF;
+	m->kernel_fd = -EBADF;
 	if (!m->options.sysfs_root)
 		m->options.sysfs_root = "/sys";
 

@@ -71,11 +71,14 @@ typedef struct Manager {
 	struct udev *udev;
 	struct udev_monitor *monitor;
 	sd_event_source *monitor_source;
-	/* EventSource=udev without exclusion rules: the kernel's event is taken at once, and
-	 * whichever copy of an event (same SEQNUM) comes second is passed over
-	 * (fw-helperd-udev.c) */
-	struct udev_monitor *kernel_monitor;
-	sd_event_source *kernel_monitor_source;
+	/* The kernel's uevents, read straight from netlink (fw-helperd-netlink.c): alone with
+	 * EventSource=kernel; beside udev's, where the kernel's copy of a request is taken at
+	 * once unless a rule may exclude it, and whichever copy of an event (same SEQNUM)
+	 * comes second is passed over (fw-helperd-udev.c). */
+	int kernel_fd;
+	sd_event_source *kernel_source;
+	char *kernel_messages;		/* a batch's messages, one slot each */
+	char **kernel_subsystems;	/* alone: the subsystems passed on */
 	RulesWatch *rules;
 	uint64_t taken_seqnums[256];
 	unsigned taken_next;

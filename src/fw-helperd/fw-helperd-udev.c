@@ -14,6 +14,7 @@
 #include "fw-helperd-kmod.h"
 #include "fw-helperd-manager.h"
 #include "fw-helperd-name.h"
+#include "fw-helperd-netlink.h"
 #include "fw-helperd-sleep.h"
 #include "fw-helperd-udev.h"
 #include "log.h"
@@ -21,13 +22,19 @@
 /* udev property an admin sets on a request to keep fw-helperd away from it (rules.d/). */
 #define IGNORE_PROPERTY "FW_HELPERD_IGNORE"
 
-/* Exactly "1" excludes, as the rule in rules.d/50-firmware.rules tests it. */
-static bool is_excluded(struct udev_device *d)
-{
-	const char *v = udev_device_get_property_value(d, IGNORE_PROPERTY);
-
-	return v && strcmp(v, "1") == 0;
-}
+/* What the daemon reads of a device event: udev's copy (libudev) or the kernel's own. */
+typedef struct DeviceEvent {
+	const char *action;
+	const char *syspath;
+	const char *devpath;
+	const char *subsystem;
+	const char *firmware;	/* FIRMWARE= */
+	const char *timeout;	/* TIMEOUT= */
+	uint64_t seqnum;
+	usec_t age;		/* since udev first saw it; 0 for the kernel's copy */
+	bool excluded;		/* an admin's rule set FW_HELPERD_IGNORE=1 (udev's copy only) */
+	bool from_kernel;
+} DeviceEvent;
 
 /*
  * The requesting device of a request directory: the kernel puts the request right under
@@ -71,29 +78,63 @@ static unsigned parse_timeout(const char *s)
 	return (unsigned)MIN(v, (uint64_t)UINT32_MAX);
 }
 
-static bool is_firmware_add(struct udev_device *d)
+static bool is_firmware_add(const DeviceEvent *e)
 {
-	const char *action = udev_device_get_action(d);
+	return e->action && strcmp(e->action, "add") == 0 && e->syspath && e->firmware &&
+	       strcmp(e->subsystem ?: "", "firmware") == 0;
+}
 
-	return action && strcmp(action, "add") == 0 && udev_device_get_syspath(d) &&
-	       udev_device_get_property_value(d, "FIRMWARE") &&
-	       strcmp(udev_device_get_subsystem(d) ?: "", "firmware") == 0;
+/* Exactly "1" excludes, as the rule in rules.d/50-firmware.rules tests it. */
+static bool is_excluded(struct udev_device *d)
+{
+	const char *v = udev_device_get_property_value(d, IGNORE_PROPERTY);
+
+	return v && strcmp(v, "1") == 0;
+}
+
+static void event_from_udev(struct udev_device *d, DeviceEvent *ret)
+{
+	*ret = (DeviceEvent){
+		.action = udev_device_get_action(d),
+		.syspath = udev_device_get_syspath(d),
+		.devpath = udev_device_get_devpath(d),
+		.subsystem = udev_device_get_subsystem(d),
+		.firmware = udev_device_get_property_value(d, "FIRMWARE"),
+		.timeout = udev_device_get_property_value(d, "TIMEOUT"),
+		.seqnum = udev_device_get_seqnum(d),
+		.excluded = is_excluded(d),
+	};
+	if (is_firmware_add(ret))
+		ret->age = udev_device_get_usec_since_initialized(d);
+}
+
+/* syspath: "/sys" and the event's DEVPATH, owned by the caller. */
+static void event_from_kernel(const KernelUevent *k, const char *syspath, DeviceEvent *ret)
+{
+	*ret = (DeviceEvent){
+		.action = k->action,
+		.syspath = syspath,
+		.devpath = k->devpath,
+		.subsystem = k->subsystem,
+		.firmware = k->firmware,
+		.timeout = k->timeout,
+		.seqnum = k->seqnum,
+		.from_kernel = true,
+	};
 }
 
 /* ino: the request directory's inode when the caller looked already, else 0. */
-static void submit_device(Manager *m, struct udev_device *d, const char *origin, bool crowded,
-			  ino_t ino)
+static void submit_device(Manager *m, const DeviceEvent *e, bool crowded, ino_t ino)
 {
-	const char *syspath = udev_device_get_syspath(d);
-	_cleanup_free_ char *devpath = requester_devpath("/sys", syspath);
+	_cleanup_free_ char *devpath = requester_devpath("/sys", e->syspath);
 
 	(void)manager_submit(m, &(RequestInfo){
-		.name = udev_device_get_property_value(d, "FIRMWARE"),
-		.sysfs_dir = syspath,
+		.name = e->firmware,
+		.sysfs_dir = e->syspath,
 		.devpath = devpath,
-		.timeout_sec = parse_timeout(udev_device_get_property_value(d, "TIMEOUT")),
-		.age = udev_device_get_usec_since_initialized(d),
-		.origin = origin,
+		.timeout_sec = parse_timeout(e->timeout),
+		.age = e->age,
+		.origin = e->from_kernel ? "kernel" : "udev",
 		.crowded = crowded,
 		.ino = ino,
 	});
@@ -111,7 +152,7 @@ static bool taken_before(Manager *m, uint64_t seqnum)
 }
 
 /*
- * With both monitors, the first copy of an event is taken and the second passed over. A
+ * With both copies of each event, the first is taken and the second passed over. A
  * request gone already is passed over too: a scan may have taken and answered it before
  * its event was read, or udev's copy comes after the kernel's was taken, its SEQNUM since
  * pushed out by a burst. Except on the kernel's copy of a request whose device went with it
@@ -119,61 +160,75 @@ static bool taken_before(Manager *m, uint64_t seqnum)
  * is queued before udev has even seen the event, and its source is dispatched first
  * (manager_udev_start): it is the first copy. *ret_ino: the directory's inode, 0 when gone.
  */
-static bool take_first_copy(Manager *m, struct udev_device *d, bool kernel_copy, ino_t *ret_ino)
+static bool take_first_copy(Manager *m, const DeviceEvent *e, ino_t *ret_ino)
 {
-	const char *syspath = udev_device_get_syspath(d);
-	uint64_t seqnum = udev_device_get_seqnum(d);
 	struct stat st;
 
-	if (taken_before(m, seqnum))
+	if (taken_before(m, e->seqnum))
 		return false;
-	if (stat(syspath, &st) < 0) {
-		if (!(kernel_copy && request_device_gone(syspath)))
+	if (stat(e->syspath, &st) < 0) {
+		if (!(e->from_kernel && request_device_gone(e->syspath)))
 			return false;
 		st.st_ino = 0;
 	}
 	*ret_ino = st.st_ino;
-	m->taken_seqnums[m->taken_next++ % ELEMENTSOF(m->taken_seqnums)] = seqnum;
+	m->taken_seqnums[m->taken_next++ % ELEMENTSOF(m->taken_seqnums)] = e->seqnum;
 	return true;
 }
 
-static void handle_device(Manager *m, struct udev_device *d, bool crowded)
+/* Both copies come: udev's monitor is open beside the kernel's. */
+static bool both_copies(Manager *m)
 {
-	const char *action = udev_device_get_action(d);
-	const char *syspath = udev_device_get_syspath(d);
+	return m->monitor && m->kernel_fd >= 0;
+}
+
+static void handle_device(Manager *m, const DeviceEvent *e, bool crowded)
+{
 	ino_t ino = 0;
 
-	if (action && strcmp(udev_device_get_subsystem(d) ?: "", "module") == 0) {
-		if (strcmp(udev_device_get_sysname(d) ?: "", COMPANION_MODULE_NAME) == 0 &&
-		    companion_module_changed(m->companion, strcmp(action, "remove") != 0))
+	if (e->action && strcmp(e->subsystem ?: "", "module") == 0) {
+		const char *sysname = strrchr(e->devpath ?: "", '/');
+
+		if (sysname && strcmp(sysname + 1, COMPANION_MODULE_NAME) == 0 &&
+		    companion_module_changed(m->companion, strcmp(e->action, "remove") != 0))
 			manager_module_returned(m);
 		return;
 	}
-	if (action && strcmp(action, "remove") == 0 && udev_device_get_devpath(d)) {
+	if (e->action && strcmp(e->action, "remove") == 0 && e->devpath) {
 		/* a device firmware was served to is gone: its names may be no longer needed */
-		sleep_device_removed(m->sleep, udev_device_get_devpath(d));
+		sleep_device_removed(m->sleep, e->devpath);
 		return;
 	}
-	if (!is_firmware_add(d))
+	if (!is_firmware_add(e))
 		return;
-	if (is_excluded(d)) {
-		log_debug("Ignoring firmware request %s: %s is set.", syspath, IGNORE_PROPERTY);
+	if (e->excluded) {
+		log_debug("Ignoring firmware request %s: %s is set.", e->syspath, IGNORE_PROPERTY);
 		return;
 	}
-	if (m->kernel_monitor && !take_first_copy(m, d, false, &ino))
+	if (both_copies(m) && !take_first_copy(m, e, &ino))
 		return;
-	submit_device(m, d, m->config->event_source == EVENT_SOURCE_KERNEL ? "kernel" : "udev", crowded,
-		      ino);
+	submit_device(m, e, crowded, ino);
 }
+
+/* A burst at boot must not overflow a socket; above the system's maximum only with
+ * CAP_NET_ADMIN, which the unit does not grant (fine without). */
+#define UEVENT_RCVBUF (8 * 1024 * 1024)
 
 /* The most events read ahead of taking them. */
 #define UEVENT_BATCH 64
 
 typedef struct UeventBatch {
-	struct udev_device *devices[UEVENT_BATCH];
+	DeviceEvent events[UEVENT_BATCH];
+	struct udev_device *devices[UEVENT_BATCH];	/* udev's copies, which events[] read */
+	char *syspaths[UEVENT_BATCH];			/* the kernel's copies' */
 	size_t n;
 	bool crowded;	/* more than one firmware request among them */
 } UeventBatch;
+
+static void batch_count(UeventBatch *b, size_t n_requests)
+{
+	b->crowded = n_requests > 1;
+}
 
 /*
  * Reads what is queued, up to UEVENT_BATCH events, before any is taken: a burst of
@@ -185,20 +240,71 @@ static bool receive_batch(struct udev_monitor *monitor, UeventBatch *b)
 	size_t n_requests = 0;
 
 	for (b->n = 0; b->n < UEVENT_BATCH; b->n++) {
+		b->syspaths[b->n] = NULL;
 		b->devices[b->n] = udev_monitor_receive_device(monitor);
 		if (!b->devices[b->n])
 			break;
-		if (is_firmware_add(b->devices[b->n]))
-			n_requests++;
+		event_from_udev(b->devices[b->n], &b->events[b->n]);
+		n_requests += is_firmware_add(&b->events[b->n]);
 	}
-	b->crowded = n_requests > 1;
+	batch_count(b, n_requests);
+	return b->n > 0;
+}
+
+/*
+ * The kernel's uevents beside udev's pass firmware requests only; alone, also what
+ * udev's monitor would have been told to pass (manager_udev_watch_subsystem()).
+ */
+static bool kernel_event_wanted(Manager *m, const KernelUevent *k)
+{
+	if (strcmp(k->subsystem, "firmware") == 0)
+		return true;
+	return !m->monitor && strv_contains(m->kernel_subsystems, k->subsystem);
+}
+
+/* The same from the kernel's socket, each message into its own slot of m->kernel_messages. */
+static bool receive_kernel_batch(Manager *m, UeventBatch *b)
+{
+	size_t n_requests = 0;
+	KernelUevent k;
+	int r;
+
+	b->n = 0;
+	while (b->n < UEVENT_BATCH) {
+		r = kernel_uevent_receive(m->kernel_fd, m->kernel_messages + b->n * (KERNEL_UEVENT_MAX + 1), &k);
+		if (r == -ENOBUFS) {
+			/* lost: the requests among them are still in sysfs */
+			log_warning("Kernel uevents were lost (receive buffer full); looking for requests.");
+			(void)manager_udev_scan(m, SCAN_AUTOMATIC);
+			continue;
+		}
+		if (r <= 0) {
+			if (r < 0)
+				log_debug_errno(r, "Failed to read the kernel's uevents: %m");
+			break;
+		}
+		if (!kernel_event_wanted(m, &k))
+			continue;
+		b->devices[b->n] = NULL;
+		b->syspaths[b->n] = path_join("/sys", k.devpath);
+		if (!b->syspaths[b->n]) {
+			log_oom();
+			continue;
+		}
+		event_from_kernel(&k, b->syspaths[b->n], &b->events[b->n]);
+		n_requests += is_firmware_add(&b->events[b->n]);
+		b->n++;
+	}
+	batch_count(b, n_requests);
 	return b->n > 0;
 }
 
 static void batch_done(UeventBatch *b)
 {
-	for (size_t i = 0; i < b->n; i++)
+	for (size_t i = 0; i < b->n; i++) {
 		udev_device_unref(b->devices[i]);
+		free(b->syspaths[i]);
+	}
 }
 
 static int on_uevent(sd_event_source *s, int fd, uint32_t revents, void *userdata)
@@ -208,90 +314,115 @@ static int on_uevent(sd_event_source *s, int fd, uint32_t revents, void *userdat
 
 	while (receive_batch(m->monitor, &b)) {
 		for (size_t i = 0; i < b.n; i++)
-			handle_device(m, b.devices[i], b.crowded);
+			handle_device(m, &b.events[i], b.crowded);
 		batch_done(&b);
 	}
 	return 0;
 }
 
-/* The kernel's event, beside udev's: taken at once unless a udev rule may exclude it. */
+/* The kernel's event; beside udev's, taken at once unless a udev rule may exclude it. */
 static int on_kernel_uevent(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 {
 	Manager *m = userdata;
 	UeventBatch b;
 
-	while (receive_batch(m->kernel_monitor, &b)) {
+	while (receive_kernel_batch(m, &b)) {
 		for (size_t i = 0; i < b.n; i++) {
-			struct udev_device *d = b.devices[i];
+			const DeviceEvent *e = &b.events[i];
 			ino_t ino;
 
-			if (is_firmware_add(d) && !rules_watch_excludes(m->rules) &&
-			    take_first_copy(m, d, true, &ino))
-				submit_device(m, d, "kernel", b.crowded, ino);
+			if (!m->monitor)
+				handle_device(m, e, b.crowded);
+			else if (is_firmware_add(e) && !rules_watch_excludes(m->rules) &&
+				 take_first_copy(m, e, &ino))
+				submit_device(m, e, b.crowded, ino);
 		}
 		batch_done(&b);
 	}
 	return 0;
 }
 
-static int open_monitor(Manager *m, const char *source, struct udev_monitor **ret_monitor,
-			sd_event_source **ret_source, sd_event_io_handler_t handler)
+static int open_udev_monitor(Manager *m)
 {
-	struct udev_monitor *monitor;
 	int r;
 
-	monitor = udev_monitor_new_from_netlink(m->udev, source);
-	if (!monitor)
-		return log_error_errno(-EIO, "Failed to listen to %s events.", source);
-	*ret_monitor = monitor;
-	r = udev_monitor_filter_add_match_subsystem_devtype(monitor, "firmware", NULL);
+	m->monitor = udev_monitor_new_from_netlink(m->udev, "udev");
+	if (!m->monitor)
+		return log_error_errno(-EIO, "Failed to listen to udev events.");
+	r = udev_monitor_filter_add_match_subsystem_devtype(m->monitor, "firmware", NULL);
 	if (r < 0)
-		return log_error_errno(r, "Failed to filter %s events: %m", source);
-	/* A burst at boot must not overflow the socket; needs CAP_NET_ADMIN, fine without. */
-	(void)udev_monitor_set_receive_buffer_size(monitor, 8 * 1024 * 1024);
-	r = udev_monitor_enable_receiving(monitor);
+		return log_error_errno(r, "Failed to filter udev events: %m");
+	(void)udev_monitor_set_receive_buffer_size(m->monitor, UEVENT_RCVBUF);
+	r = udev_monitor_enable_receiving(m->monitor);
 	if (r < 0)
-		return log_error_errno(r, "Failed to receive %s events: %m", source);
-	r = sd_event_add_io(m->event, ret_source, udev_monitor_get_fd(monitor), EPOLLIN, handler, m);
+		return log_error_errno(r, "Failed to receive udev events: %m");
+	r = sd_event_add_io(m->event, &m->monitor_source, udev_monitor_get_fd(m->monitor), EPOLLIN,
+			    on_uevent, m);
 	if (r < 0)
-		return log_error_errno(r, "Failed to watch %s events: %m", source);
-	(void)sd_event_source_set_description(*ret_source, source);
+		return log_error_errno(r, "Failed to watch udev events: %m");
+	(void)sd_event_source_set_description(m->monitor_source, "udev");
 	return 0;
+}
+
+static int open_kernel_uevents(Manager *m)
+{
+	int r;
+
+	m->kernel_messages = malloc(UEVENT_BATCH * (KERNEL_UEVENT_MAX + 1));
+	if (!m->kernel_messages)
+		return log_oom();
+	r = kernel_uevents_open(UEVENT_RCVBUF, &m->kernel_fd);
+	if (r < 0)
+		return log_error_errno(r, "Failed to listen to kernel events: %m");
+	r = sd_event_add_io(m->event, &m->kernel_source, m->kernel_fd, EPOLLIN, on_kernel_uevent, m);
+	if (r < 0)
+		return log_error_errno(r, "Failed to watch kernel events: %m");
+	(void)sd_event_source_set_description(m->kernel_source, "kernel");
+	return 0;
+}
+
+static void close_kernel_uevents(Manager *m)
+{
+	m->kernel_source = sd_event_source_disable_unref(m->kernel_source);
+	m->kernel_fd = safe_close(m->kernel_fd);
+	m->kernel_messages = mfree(m->kernel_messages);
 }
 
 int manager_udev_start(Manager *m)
 {
-	bool kernel_only = m->config->event_source == EVENT_SOURCE_KERNEL;
 	int r;
 
 	if (m->config->event_source == EVENT_SOURCE_NONE)
 		return 0;
+	/* also for udev's database, which scans consult (udev_verdict()) */
 	m->udev = udev_new();
 	if (!m->udev)
 		return log_oom();
-	r = open_monitor(m, kernel_only ? "kernel" : "udev", &m->monitor, &m->monitor_source, on_uevent);
-	if (r < 0 || kernel_only)
+	if (m->config->event_source == EVENT_SOURCE_KERNEL) {
+		r = strv_extend(&m->kernel_subsystems, "firmware");
+		return r < 0 ? log_oom() : open_kernel_uevents(m);
+	}
+	r = open_udev_monitor(m);
+	if (r < 0)
 		return r;
 	/* Only a speed-up: udev's events alone answer everything. */
 	r = rules_watch_new(m->event, NULL, RULES_ABSENT_RETRY_USEC, &m->rules);
 	if (r < 0)
 		return log_warning_errno(r, "Cannot watch udev's rules, waiting for udev's events: %m");
-	r = open_monitor(m, "kernel", &m->kernel_monitor, &m->kernel_monitor_source, on_kernel_uevent);
-	if (r < 0) {
-		m->kernel_monitor_source = sd_event_source_disable_unref(m->kernel_monitor_source);
-		m->kernel_monitor = udev_monitor_unref(m->kernel_monitor);
+	if (open_kernel_uevents(m) < 0) {
+		close_kernel_uevents(m);
 		return 0;
 	}
 	/* Both readable in one iteration: the kernel's copies first (take_first_copy()). */
-	(void)sd_event_source_set_priority(m->kernel_monitor_source, SD_EVENT_PRIORITY_NORMAL - 1);
+	(void)sd_event_source_set_priority(m->kernel_source, SD_EVENT_PRIORITY_NORMAL - 1);
 	return 0;
 }
 
 void manager_udev_drain(Manager *m)
 {
 	/* the kernel's copies first, as when both are readable (manager_udev_start()) */
-	if (m->kernel_monitor)
-		(void)on_kernel_uevent(m->kernel_monitor_source, -1, EPOLLIN, m);
+	if (m->kernel_fd >= 0)
+		(void)on_kernel_uevent(m->kernel_source, -1, EPOLLIN, m);
 	if (m->monitor)
 		(void)on_uevent(m->monitor_source, -1, EPOLLIN, m);
 }
@@ -300,8 +431,14 @@ int manager_udev_watch_subsystem(Manager *m, const char *subsystem)
 {
 	int r;
 
-	if (!m->monitor || !subsystem || strcmp(subsystem, "firmware") == 0)
+	if (!subsystem || strcmp(subsystem, "firmware") == 0)
 		return 0;
+	if (!m->monitor) {
+		/* the kernel's events alone: passed by kernel_event_wanted() */
+		if (m->kernel_fd < 0 || strv_contains(m->kernel_subsystems, subsystem))
+			return 0;
+		return strv_extend(&m->kernel_subsystems, subsystem) < 0 ? log_oom() : 0;
+	}
 	r = udev_monitor_filter_add_match_subsystem_devtype(m->monitor, subsystem, NULL);
 	if (r >= 0)
 		r = udev_monitor_filter_update(m->monitor);
@@ -314,8 +451,9 @@ void manager_udev_stop(Manager *m)
 {
 	m->monitor_source = sd_event_source_disable_unref(m->monitor_source);
 	m->monitor = udev_monitor_unref(m->monitor);
-	m->kernel_monitor_source = sd_event_source_disable_unref(m->kernel_monitor_source);
-	m->kernel_monitor = udev_monitor_unref(m->kernel_monitor);
+	close_kernel_uevents(m);
+	strv_free(m->kernel_subsystems);
+	m->kernel_subsystems = NULL;
 	m->rules = rules_watch_free(m->rules);
 	m->udev = udev_unref(m->udev);
 }
