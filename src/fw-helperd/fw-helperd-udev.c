@@ -225,11 +225,6 @@ typedef struct UeventBatch {
 	bool crowded;	/* more than one firmware request among them */
 } UeventBatch;
 
-static void batch_count(UeventBatch *b, size_t n_requests)
-{
-	b->crowded = n_requests > 1;
-}
-
 /*
  * Reads what is queued, up to UEVENT_BATCH events, before any is taken: a burst of
  * requests answered one after another on the loop would make each wait for those before
@@ -247,7 +242,7 @@ static bool receive_batch(struct udev_monitor *monitor, UeventBatch *b)
 		event_from_udev(b->devices[b->n], &b->events[b->n]);
 		n_requests += is_firmware_add(&b->events[b->n]);
 	}
-	batch_count(b, n_requests);
+	b->crowded = n_requests > 1;
 	return b->n > 0;
 }
 
@@ -271,7 +266,9 @@ static bool receive_kernel_batch(Manager *m, UeventBatch *b)
 
 	b->n = 0;
 	while (b->n < UEVENT_BATCH) {
-		r = kernel_uevent_receive(m->kernel_fd, m->kernel_messages + b->n * (KERNEL_UEVENT_MAX + 1), &k);
+		char *slot = m->kernel_messages + b->n * (KERNEL_UEVENT_MAX + 1);
+
+		r = kernel_uevent_receive(m->kernel_fd, slot, &k);
 		if (r == -ENOBUFS) {
 			/* lost: the requests among them are still in sysfs */
 			log_warning("Kernel uevents were lost (receive buffer full); looking for requests.");
@@ -295,7 +292,7 @@ static bool receive_kernel_batch(Manager *m, UeventBatch *b)
 		n_requests += is_firmware_add(&b->events[b->n]);
 		b->n++;
 	}
-	batch_count(b, n_requests);
+	b->crowded = n_requests > 1;
 	return b->n > 0;
 }
 
