@@ -1,0 +1,43 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# bench/phases.sh [--kernel 6.1|6.12]
+#
+# Where a small request's time goes, fw-helperd beside the floor (bench/floor.c),
+# both in the minimal state (udevd stopped, fw-helperd on EventSource=kernel):
+# boots the VM test bed with bench/profile/92-phases-requests.sh, which traces
+# the system calls of the requester and of the helper (the kernel's
+# raw_syscalls events, one clock for both) over N requests of 4 KiB and N of a
+# missing name, and splits each request into phases (medians, ms):
+#   deliver  the requester's write until the helper's wait returns
+#   recv     until the helper's first call beyond reading the event (and the
+#            clock: under TCG the guest reads it through a system call)
+#   prep     from the wake until its first write to `loading` ("1", or "-1")
+#   io       from there until its last write ("0") returned
+#   back     from there until the requester's write returned
+# and counts the helper's calls during the request and after it. Tracing adds to
+# every call, so the phases are for comparing, not absolute.
+#
+#   FWH_VM_BUILDDIR   build dir (default build-bench)
+set -euo pipefail
+
+# shellcheck source=bench/common.sh
+. "$(dirname "$0")/common.sh"
+
+cases=$(mktemp -d)
+trap 'rm -rf "$cases"' EXIT
+mkdir -p "$cases/peers"
+gcc -static -O2 -Wall -o "$cases/peers/floor" "$here/floor.c"
+cp "$here/profile/92-phases-requests.sh" "$cases/"
+
+logs=$FWH_VM_BUILDDIR/phases-logs/$(date +%Y%m%d-%H%M%S)-$series-$$
+mkdir -p "$logs"
+export FWH_VM_LOGDIR=$logs FWH_VM_EXTRA_CASES=$cases FWH_VM_EXTRA_PEERS="$cases/peers/*"
+rc=0
+"$repo/tests/vm/run.sh" --kernel "$series" --cases 92-phases-requests || rc=$?
+
+run=$(ls -d "$logs"/*/ 2>/dev/null | head -n 1)
+[ -n "$run" ] && [ -f "$run/result.log" ] || { echo "phases: no result.log under $logs" >&2; exit 1; }
+python3 "$here/phases.py" "$run/result.log" | tee "$run/phases.txt"
+echo "phases: report in ${run}phases.txt" >&2
+exit "$rc"
