@@ -182,6 +182,12 @@ static bool both_copies(Manager *m)
 	return m->monitor && m->kernel_fd >= 0;
 }
 
+/* Events come: a scan leaves a request it finds to its event (ask_kernel_again()). */
+static bool events_come(Manager *m)
+{
+	return m->monitor || m->kernel_fd >= 0;
+}
+
 static void handle_device(Manager *m, const DeviceEvent *e, bool crowded)
 {
 	ino_t ino = 0;
@@ -577,7 +583,7 @@ static int scan_entry(Manager *m, int dirfd, const char *class_dir, const char *
 		return log_oom();
 	devpath = requester_devpath(m->options.sysfs_root, syspath);
 	/* Without events (EventSource=none) scans are all there is. */
-	if (scope == SCAN_AUTOMATIC && m->monitor && verdict == UDEV_UNSEEN &&
+	if (scope == SCAN_AUTOMATIC && events_come(m) && verdict == UDEV_UNSEEN &&
 	    !companion_owns_devpath(devpath) && !configured_custom_fallback(m, name, devpath)) {
 		ask_kernel_again(m, syspath);
 		return 0;

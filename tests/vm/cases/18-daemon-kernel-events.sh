@@ -2,7 +2,8 @@
 # EventSource=kernel, on a system without udevd: the daemon reads the kernel's uevents
 # from netlink itself (fw-helperd-netlink.c). Requests are served and refused from them,
 # the companion module's return comes through them, and a message on the kernel's group
-# that the kernel did not send is passed over.
+# that the kernel did not send is passed over. The daemon's own scans still leave another
+# program's no-uevent request alone; events lost to a full socket are looked for in sysfs.
 . "$(dirname "$0")/../daemon.sh"
 MSG_MODULE=db8b506e751c473b8ee4036c7c046eb7
 fwh_setup
@@ -28,6 +29,36 @@ journal_has FIRMWARE=kernel-events.bin FW_RESULT=served FW_EVENT=kernel \
 request no/kernel-events-missing.bin && fail "a missing name was reported loaded"
 journal_has FIRMWARE=no/kernel-events-missing.bin FW_RESULT=missing FW_EVENT=kernel \
 	|| fail "no missing entry from the kernel's event"
+
+# Another program's no-uevent request (as dell_rbu's): the start scan leaves it to its
+# event, which never comes; fwctl rescan takes it.
+blob "$SRV/kernel-silent.bin" 4000
+( printf kernel-silent.bin > "$TF/trigger_custom_fallback"; echo $? > /tmp/kernel-silent.status ) &
+for _ in $(seq 100); do [ -e /sys/class/firmware/kernel-silent.bin/loading ] && break; sleep 0.1; done
+[ -e /sys/class/firmware/kernel-silent.bin/loading ] || fail "no-uevent request never appeared"
+fwh_restart
+sleep 2
+[ -e /sys/class/firmware/kernel-silent.bin/loading ] || fail "the start scan took another program's request"
+fwctl rescan || fail "fwctl rescan failed"
+for _ in $(seq 100); do [ -s /tmp/kernel-silent.status ] && break; sleep 0.1; done
+[ "$(cat /tmp/kernel-silent.status 2>/dev/null)" = 0 ] || fail "fwctl rescan did not answer the no-uevent request"
+rm -f /tmp/kernel-silent.status
+
+# The socket overflows while the daemon is stopped: the request's event is among those
+# lost. The daemon says so and finds the request in sysfs (the kernel's timeout is 10 s).
+pid=$(systemctl show -P MainPID fw-helperd)
+blob "$SRV/kernel-lost.bin" 3000
+kill -STOP "$pid"
+i=0
+while [ "$i" -lt 3000 ]; do echo change > "$TF/uevent"; i=$((i + 1)); done
+( request kernel-lost.bin; echo $? > /tmp/kernel-lost.status ) &
+sleep 1
+kill -CONT "$pid"
+for _ in $(seq 90); do [ -s /tmp/kernel-lost.status ] && break; sleep 0.1; done
+[ "$(cat /tmp/kernel-lost.status 2>/dev/null)" = 0 ] || fail "the request whose event was lost was not answered"
+cmp -s /dev/test_firmware "$SRV/kernel-lost.bin" || fail "kernel-lost.bin: wrong bytes"
+journalctl -q -o cat _PID="$pid" | grep -q "Kernel uevents were lost" || fail "the lost events were not told"
+rm -f /tmp/kernel-lost.status
 
 # A message on the kernel's group from a process (root may send there): passed over. It
 # names a request that does not exist, which the kernel's copy of a vanished request
