@@ -238,7 +238,7 @@ int defer_request(Sleep *s, Request *req)
 	/* At boot a read-only root may stay so (an immutable system): what is there already is
 	 * served now, only what is missing waits for more file systems. Not after resume, where
 	 * looking may block on a disk that is not back. */
-	if (s->deferring_boot && gate_name_present(req->roots, req->name))
+	if (s->deferring_boot && gate_name_present(request_roots(req), req->name))
 		return 0;
 	r = hold(s, req);
 	if (r > 0)

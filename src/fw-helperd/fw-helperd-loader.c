@@ -652,6 +652,11 @@ int fw_root_set_open(char *const *roots, FwRootSet **ret)
 	return 0;
 }
 
+char *const *fw_root_set_paths(const FwRootSet *s)
+{
+	return s->paths;
+}
+
 FwRootSet *fw_root_set_ref(FwRootSet *s)
 {
 	if (s)

@@ -81,6 +81,8 @@ FwRootSet *fw_root_set_unref(FwRootSet *s);
 DEFINE_TRIVIAL_CLEANUP_FUNC(FwRootSet *, fw_root_set_unref);
 /* False when a root failed to open with an error that may pass (not merely absent). */
 bool fw_root_set_settled(const FwRootSet *s);
+/* The roots it opened, in order: as long as the set lives, on any thread. */
+char *const *fw_root_set_paths(const FwRootSet *s);
 /* fw_blob_find() through the handles of a set. */
 int fw_blob_find_in(const FwRootSet *set, const char *name, uint64_t max_size, FwBlob **ret,
 		    char ***tried, char **ret_failed);

@@ -237,6 +237,21 @@ FwRootSet *manager_root_set(Manager *m)
 	return fw_root_set_ref(m->root_set);
 }
 
+/* A request's roots: the opened set, shared; the paths copied only when there is none. */
+static int take_roots(Manager *m, Request *req)
+{
+	int r;
+
+	r = search_roots_update(m);
+	if (r < 0)
+		return r;
+	req->root_set = manager_root_set(m);
+	if (req->root_set)
+		return 0;
+	req->roots = strv_copy(m->roots);
+	return req->roots || !m->roots ? 0 : -ENOMEM;
+}
+
 /* The kernel's fallback timeout in seconds (0: none), as the uevent did not say. */
 static unsigned read_kernel_timeout(Manager *m)
 {
@@ -359,11 +374,15 @@ int manager_dispatch(Manager *m, Request *req)
 	/*
 	 * Held back until the file systems came back: the roots opened as they are now, not
 	 * as when it was taken (a file system may have been mounted since, unseen as yet).
+	 * The paths of then, opened anew, if the roots cannot be had now.
 	 */
-	req->root_set = fw_root_set_unref(req->root_set);
 	m->root_set_stale = true;
-	if (search_roots_update(m) >= 0)
+	if (search_roots_update(m) >= 0 && m->root_set) {
+		fw_root_set_unref(req->root_set);
 		req->root_set = manager_root_set(m);
+	} else if (req->root_set && !req->roots &&
+		   (req->roots = strv_copy(fw_root_set_paths(req->root_set))))
+		req->root_set = fw_root_set_unref(req->root_set);
 	return dispatch(m, req, REQUEST_INLINE_MAX);
 }
 
@@ -409,10 +428,9 @@ int manager_submit(Manager *m, const RequestInfo *info)
 		req->started -= info->age; /* deadlines count from when the kernel started waiting */
 	req->ino = ino;
 	req->origin = info->origin;
-	r = manager_search_roots(m, &req->roots);
+	r = take_roots(m, req);
 	if (r < 0)
 		return log_error_errno(r, "Failed to build the firmware search path: %m");
-	req->root_set = manager_root_set(m);
 	req->max_size = m->config->max_size;
 	req->unpack_memory = m->unpack_memory;
 	req->verifier = m->verifier;

@@ -170,6 +170,11 @@ bool request_settled(const Request *r)
 	return !(r->result == REQUEST_GONE && r->error == -ENOENT);
 }
 
+char *const *request_roots(const Request *r)
+{
+	return r->root_set ? fw_root_set_paths(r->root_set) : r->roots;
+}
+
 const char *request_verified_at(const Request *r)
 {
 	if (r->verify.status == VERIFY_SKIPPED)
@@ -188,7 +193,7 @@ static int request_verify(Request *r, const FwBlob *serve)
 	int e;
 
 	if (!r->cached || !cached_blob_checked(r->cached, r->verifier))
-		return verify_begin(r->verifier, r->roots, r->name, serve, &r->verify);
+		return verify_begin(r->verifier, request_roots(r), r->name, serve, &r->verify);
 	e = verify_check_copy(&r->cached->verify, &r->verify);
 	if (e < 0)
 		return e;

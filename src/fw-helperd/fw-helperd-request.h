@@ -61,8 +61,10 @@ typedef struct Request {
 	char *sysfs_dir;	/* absolute path of the directory */
 	char *devpath;		/* DEVPATH of the requesting device, or NULL */
 	const char *origin;	/* "udev", "kernel" or "scan" (static) */
-	char **roots;		/* search roots, fixed when the request was taken */
-	FwRootSet *root_set;	/* the same opened (a reference), or NULL: opened for the lookup */
+	/* The search roots, fixed when the request was taken: an opened set (a reference) whose
+	 * paths they are, or when none could be opened the paths alone (request_roots()). */
+	FwRootSet *root_set;
+	char **roots;
 	uint64_t max_size;
 	FwMemory *unpack_memory;	/* the manager's budget for unpacking (outlives the request) */
 	usec_t started;		/* CLOCK_MONOTONIC */
@@ -130,6 +132,8 @@ bool request_settled(const Request *r);
 
 /* FW_VERIFIED_AT=: "prewarm" (the held copy's check), "serve", or NULL when not checked. */
 const char *request_verified_at(const Request *r);
+/* The roots r searches (root_set's, else roots). */
+char *const *request_roots(const Request *r);
 
 /* How a request that was not served ended, for the message of its journal entry. */
 const char *request_outcome(const Request *r);
