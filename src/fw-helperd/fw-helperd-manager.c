@@ -805,12 +805,11 @@ static bool manager_busy(Manager *m)
 static void update_watchdog(Manager *m)
 {
 	bool busy = manager_busy(m);
-	uint64_t usec;
 
-	if (busy == m->watchdog_on || sd_watchdog_enabled(false, &usec) <= 0)
+	if (busy == m->watchdog_on || m->watchdog_usec == 0)
 		return;
 	if (busy) {
-		(void)sd_notifyf(false, "WATCHDOG=1\nWATCHDOG_USEC=%" PRIu64, usec);
+		(void)sd_notifyf(false, "WATCHDOG=1\nWATCHDOG_USEC=%" PRIu64, m->watchdog_usec);
 		(void)sd_event_set_watchdog(m->event, true);
 	} else {
 		(void)sd_event_set_watchdog(m->event, false);
@@ -915,6 +914,9 @@ int manager_run(Manager *m)
 	r = worker_pool_new(m->event, m->config->workers, request_done, &m->workers);
 	if (r < 0)
 		return log_error_errno(r, "Failed to start worker threads: %m");
+	/* read once: the environment does not change, and every request would parse it */
+	if (sd_watchdog_enabled(false, &m->watchdog_usec) <= 0)
+		m->watchdog_usec = 0;
 	m->watchdog_on = sd_event_set_watchdog(m->event, true) > 0;
 
 	if (!m->options.no_bus) {

@@ -92,6 +92,7 @@ typedef struct Manager {
 	sd_event_source *rescan_source;	/* a scan due on the loop's next turn (request_done()) */
 	sd_event_source *bus_reconnect;	/* armed while the bus is lost */
 	bool watchdog_on;		/* systemd's watchdog pinged (only while busy) */
+	uint64_t watchdog_usec;		/* WatchdogSec= as systemd passed it at start; 0: none */
 	usec_t reconnect_interval;
 
 	WorkerPool *workers;
