@@ -79,6 +79,7 @@ typedef struct Manager {
 	sd_event_source *kernel_source;
 	char *kernel_messages;		/* a batch's messages, one slot each */
 	char **kernel_subsystems;	/* alone: the subsystems passed on */
+	bool kernel_lost;		/* some were lost (ENOBUFS): a scan once the socket is empty */
 	RulesWatch *rules;
 	uint64_t taken_seqnums[256];
 	unsigned taken_next;

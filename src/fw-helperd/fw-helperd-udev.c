@@ -276,10 +276,18 @@ static bool receive_kernel_batch(Manager *m, UeventBatch *b)
 
 		r = kernel_uevent_receive(m->kernel_fd, slot, &k);
 		if (r == -ENOBUFS) {
-			/* lost: the requests among them are still in sysfs */
 			log_warning("Kernel uevents were lost (receive buffer full); looking for requests.");
-			(void)manager_udev_scan(m, SCAN_AUTOMATIC);
+			m->kernel_lost = true;
 			continue;
+		}
+		if (r == 0 && m->kernel_lost) {
+			/*
+			 * The requests among the lost are still in sysfs. Looked for once the socket
+			 * is empty: until then the kernel drops what comes without saying so again,
+			 * such as the event a scan asks it to repeat (ask_kernel_again()).
+			 */
+			m->kernel_lost = false;
+			(void)manager_udev_scan(m, SCAN_AUTOMATIC);
 		}
 		if (r <= 0) {
 			if (r < 0)
