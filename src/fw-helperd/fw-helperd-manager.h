@@ -78,7 +78,7 @@ typedef struct Manager {
 	int kernel_fd;
 	sd_event_source *kernel_source;
 	char *kernel_messages;		/* a batch's messages, one slot each */
-	char **kernel_subsystems;	/* alone: the subsystems passed on */
+	char **kernel_subsystems;	/* alone: the subsystems passed on besides "firmware" */
 	bool kernel_lost;		/* some were lost (ENOBUFS): a scan once the socket is empty */
 	RulesWatch *rules;
 	uint64_t taken_seqnums[256];

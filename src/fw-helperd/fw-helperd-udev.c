@@ -409,10 +409,8 @@ int manager_udev_start(Manager *m)
 	m->udev = udev_new();
 	if (!m->udev)
 		return log_oom();
-	if (m->config->event_source == EVENT_SOURCE_KERNEL) {
-		r = strv_extend(&m->kernel_subsystems, "firmware");
-		return r < 0 ? log_oom() : open_kernel_uevents(m);
-	}
+	if (m->config->event_source == EVENT_SOURCE_KERNEL)
+		return open_kernel_uevents(m); /* "firmware" passes always: kernel_event_wanted() */
 	r = open_udev_monitor(m);
 	if (r < 0)
 		return r;
