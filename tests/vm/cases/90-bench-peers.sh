@@ -149,6 +149,24 @@ peer_on() {
 		udevd_stop
 		floor_start ;;
 	esac
+	settle "$1"
+}
+
+# settle PEER: each turn starts on a quiet system. A helper started through systemd
+# leaves PID 1, dbus-daemon and journald busy for tens of milliseconds after it said it
+# is ready, and a stopped or started udevd leaves its own work: measured at once, a
+# turn's first requests would share the vCPUs with that, which helpers started from the
+# shell (and given a fixed sleep) do not. Waits until 100 ms pass with at most 2 busy
+# ticks of all CPUs together (USER_HZ), at most 5 s.
+settle() {
+	local t=$((SECONDS + 5)) c0 c1
+	while [ "$SECONDS" -lt "$t" ]; do
+		c0=$(cpu_busy)
+		sleep 0.1
+		c1=$(cpu_busy)
+		[ $((c1 - c0)) -le 2 ] && return 0
+	done
+	info "# $1: the system did not settle within 5 s"
 }
 
 peer_off() {
