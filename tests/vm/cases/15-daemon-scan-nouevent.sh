@@ -30,17 +30,6 @@ still_pending() {
 	return 0
 }
 
-custom_request() { # NAME STATUSFILE
-	( printf '%s' "$1" > "$TF/trigger_custom_fallback"; echo $? > "$2" ) &
-	for _ in $(seq 100); do [ -e "/sys/class/firmware/$1/loading" ] && return 0; sleep 0.1; done
-	fail "no-uevent request $1 never appeared"
-}
-
-wait_status() { # STATUSFILE
-	for _ in $(seq 100); do [ -s "$1" ] && return 0; sleep 0.1; done
-	fail "request behind $1 not finished"
-}
-
 # 1. Another program's request: the scans at stop, at start and on a mount change pass it by.
 blob "$SRV/silent.bin" 5000
 custom_request silent.bin /tmp/silent.status

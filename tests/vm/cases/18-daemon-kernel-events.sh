@@ -33,15 +33,13 @@ journal_has FIRMWARE=no/kernel-events-missing.bin FW_RESULT=missing FW_EVENT=ker
 # Another program's no-uevent request (as dell_rbu's): the start scan leaves it to its
 # event, which never comes; fwctl rescan takes it.
 blob "$SRV/kernel-silent.bin" 4000
-( printf kernel-silent.bin > "$TF/trigger_custom_fallback"; echo $? > /tmp/kernel-silent.status ) &
-for _ in $(seq 100); do [ -e /sys/class/firmware/kernel-silent.bin/loading ] && break; sleep 0.1; done
-[ -e /sys/class/firmware/kernel-silent.bin/loading ] || fail "no-uevent request never appeared"
+custom_request kernel-silent.bin /tmp/kernel-silent.status
 fwh_restart
 sleep 2
 [ -e /sys/class/firmware/kernel-silent.bin/loading ] || fail "the start scan took another program's request"
 fwctl rescan || fail "fwctl rescan failed"
-for _ in $(seq 100); do [ -s /tmp/kernel-silent.status ] && break; sleep 0.1; done
-[ "$(cat /tmp/kernel-silent.status 2>/dev/null)" = 0 ] || fail "fwctl rescan did not answer the no-uevent request"
+wait_status /tmp/kernel-silent.status
+[ "$(cat /tmp/kernel-silent.status)" = 0 ] || fail "fwctl rescan did not answer the no-uevent request"
 rm -f /tmp/kernel-silent.status
 
 # The socket overflows while the daemon is stopped: the request's event is among those

@@ -53,6 +53,20 @@ request() {
 	printf '%s' "$1" > "$TF/trigger_request"
 }
 
+# custom_request NAME STATUSFILE: a request sent with no uevent, as another program's
+# (dell_rbu's BIOS upload); the writer's status lands in STATUSFILE once it returns.
+custom_request() {
+	( printf '%s' "$1" > "$TF/trigger_custom_fallback"; echo $? > "$2" ) &
+	for _ in $(seq 100); do [ -e "/sys/class/firmware/$1/loading" ] && return 0; sleep 0.1; done
+	fail "no-uevent request $1 never appeared"
+}
+
+# wait_status STATUSFILE: the writer of a custom_request returned (10 s).
+wait_status() {
+	for _ in $(seq 100); do [ -s "$1" ] && return 0; sleep 0.1; done
+	fail "request behind $1 not finished"
+}
+
 # expect_served NAME FILE: the request succeeds and the driver holds exactly FILE.
 expect_served() {
 	request "$1" || fail "request for '$1' failed"
