@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # shellcheck shell=bash disable=SC2034 # $series is for the script that sources this
-# Sourced by bench/run.sh and bench/profile.sh: sets $here, $repo and, from the
-# arguments, $series (--kernel 6.1|6.12); -h prints the script's header comment.
+# Sourced by bench/run.sh, bench/profile.sh and bench/phases.sh: sets $here, $repo and,
+# from the arguments, $series (--kernel 6.1|6.12); -h prints the script's header comment.
 
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
@@ -16,3 +16,16 @@ while [ $# -gt 0 ]; do
 	shift
 done
 export FWH_VM_BUILDDIR=${FWH_VM_BUILDDIR:-$repo/build-bench}
+
+# vm_boot KIND FILE CASES: boots the test bed on $series for CASES, its logs under
+# $FWH_VM_BUILDDIR/KIND-logs/; sets $run, the boot's directory, which must hold FILE
+# (else this exits), and $rc, the test bed's status.
+vm_boot() {
+	local logs
+	logs=$FWH_VM_BUILDDIR/$1-logs/$(date +%Y%m%d-%H%M%S)-$series-$$
+	mkdir -p "$logs"
+	rc=0
+	FWH_VM_LOGDIR=$logs "$repo/tests/vm/run.sh" --kernel "$series" --cases "$3" || rc=$?
+	run=$(ls -d "$logs"/*/ 2>/dev/null | head -n 1)
+	[ -n "$run" ] && [ -f "$run/$2" ] || { echo "$1: no $2 under $logs" >&2; exit 1; }
+}

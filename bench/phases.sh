@@ -30,14 +30,8 @@ mkdir -p "$cases/peers"
 gcc -static -O2 -Wall -o "$cases/peers/floor" "$here/floor.c"
 cp "$here/profile/92-phases-requests.sh" "$cases/"
 
-logs=$FWH_VM_BUILDDIR/phases-logs/$(date +%Y%m%d-%H%M%S)-$series-$$
-mkdir -p "$logs"
-export FWH_VM_LOGDIR=$logs FWH_VM_EXTRA_CASES=$cases FWH_VM_EXTRA_PEERS="$cases/peers/*"
-rc=0
-"$repo/tests/vm/run.sh" --kernel "$series" --cases 92-phases-requests || rc=$?
-
-run=$(ls -d "$logs"/*/ 2>/dev/null | head -n 1)
-[ -n "$run" ] && [ -f "$run/result.log" ] || { echo "phases: no result.log under $logs" >&2; exit 1; }
+export FWH_VM_EXTRA_CASES=$cases FWH_VM_EXTRA_PEERS="$cases/peers/*"
+vm_boot phases result.log 92-phases-requests
 python3 "$here/phases.py" "$run/result.log" | tee "$run/phases.txt"
 echo "phases: report in ${run}phases.txt" >&2
 exit "$rc"

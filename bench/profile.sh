@@ -42,14 +42,8 @@ tar -C "$bundle" -cf "$cases/perf-bundle.tar" .
 rm -rf "$bundle"
 cp "$here/profile/91-profile-requests.sh" "$cases/"
 
-logs=$FWH_VM_BUILDDIR/profile-logs/$(date +%Y%m%d-%H%M%S)-$series-$$
-mkdir -p "$logs"
-export FWH_VM_LOGDIR=$logs FWH_VM_EXTRA_CASES=$cases
-rc=0
-"$repo/tests/vm/run.sh" --kernel "$series" --cases 91-profile-requests || rc=$?
-
-run=$(ls -d "$logs"/*/ 2>/dev/null | head -n 1)
-[ -n "$run" ] && [ -f "$run/result.txt" ] || { echo "profile: no result.txt under $logs" >&2; exit 1; }
+export FWH_VM_EXTRA_CASES=$cases
+vm_boot profile result.txt 91-profile-requests
 sed -n '/^\(not \)\{0,1\}ok [0-9]* - 91-profile/,/^# time 91-profile/p' "$run/result.txt" \
 	| sed 's/^# \{0,1\}//' | tee "$run/profile.txt"
 echo "profile: report in ${run}profile.txt" >&2

@@ -41,20 +41,13 @@ if [ $quick = 1 ]; then
 fi
 export FWH_VM_EXTRA_PEERS="$peers/*"
 
-logs=$FWH_VM_BUILDDIR/bench-logs/$(date +%Y%m%d-%H%M%S)-$series-$$
-mkdir -p "$logs"
 # One boot runs every workload: allow it to take its time.
-export FWH_VM_LOGDIR=$logs
 export FWH_VM_CASE_TIMEOUT=${FWH_VM_CASE_TIMEOUT:-1500}
 export FWH_VM_TIMEOUT=${FWH_VM_TIMEOUT:-1800}
 
-rc=0
 # The case itself only runs when its name is in fwh.cases (a run of all
 # cases skips it), which this selection provides.
-"$repo/tests/vm/run.sh" --kernel "$series" --cases "${FWH_BENCH_CASES:-90-bench-*}" || rc=$?
-
-run=$(ls -d "$logs"/*/ 2>/dev/null | head -n 1)
-[ -n "$run" ] && [ -f "$run/result.txt" ] || { echo "bench: no result.txt under $logs" >&2; exit 1; }
+vm_boot bench result.txt "${FWH_BENCH_CASES:-90-bench-*}"
 # The runner prefixes a case's output with "# ".
 sed -n 's/^# BENCH\t//p' "$run/result.txt" >"$run/bench.tsv"
 {
