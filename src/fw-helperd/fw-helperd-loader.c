@@ -817,9 +817,9 @@ static int tried_build(char *const *roots, size_t n_roots, const char *name, siz
 		       char ***tried)
 {
 	for (size_t i = 0; i * n_roots < n; i++) {
-		_cleanup_free_ char *relative = NULL;
+		_cleanup_free_ char *relative = strjoin(name, search_order[i].suffix);
 
-		if (asprintf(&relative, "%s%s", name, search_order[i].suffix) < 0)
+		if (!relative)
 			return -ENOMEM;
 		for (size_t j = 0; j < n_roots && i * n_roots + j < n; j++) {
 			_cleanup_free_ char *path = path_join(roots[j], relative);
@@ -858,9 +858,9 @@ int fw_blob_find_in(const FwRootSet *set, const char *name, uint64_t max_size, F
 	search_init(&s, set);
 	r = -ENOENT;
 	for (size_t i = 0; i < ELEMENTSOF(search_order) && r == -ENOENT; i++) {
-		_cleanup_free_ char *relative = NULL;
+		_cleanup_free_ char *relative = strjoin(name, search_order[i].suffix);
 
-		if (asprintf(&relative, "%s%s", name, search_order[i].suffix) < 0) {
+		if (!relative) {
 			r = -ENOMEM;
 			break;
 		}

@@ -44,6 +44,12 @@ static void test_strings(void)
 	s = path_join("/", "b/c");
 	CHECK(strcmp(s, "//b/c") == 0);
 	free(s);
+	s = strjoin("fw.bin", ".zst");
+	CHECK(strcmp(s, "fw.bin.zst") == 0);
+	free(s);
+	s = strjoin("", "");
+	CHECK(strcmp(s, "") == 0);
+	free(s);
 	CHECK(path_is_join("/a/b", "/a/", "/b") && path_is_join("/a/b", "/a", "b"));
 	CHECK(path_is_join("//b/c", "/", "b/c"));
 	CHECK(!path_is_join("/a/bc", "/a", "b") && !path_is_join("/a/b", "/a", "bc"));

@@ -227,6 +227,19 @@ char *path_join(const char *a, const char *b)
 	return p;
 }
 
+char *strjoin(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	char *p;
+
+	p = malloc(la + lb + 1);
+	if (!p)
+		return NULL;
+	memcpy(p, a, la);
+	memcpy(p + la, b, lb + 1);
+	return p;
+}
+
 bool path_is_join(const char *path, const char *a, const char *b)
 {
 	size_t la = join_parts(a, &b);

@@ -32,6 +32,8 @@ int parse_timespan(const char *s, usec_t *ret);
 int parse_boolean(const char *s);
 
 char *path_join(const char *a, const char *b);
+/* a then b, as asprintf("%s%s") makes it without parsing a format; NULL when out of memory. */
+char *strjoin(const char *a, const char *b);
 /* Whether path is what path_join(a, b) makes, without making it. */
 bool path_is_join(const char *path, const char *a, const char *b);
 bool startswith(const char *s, const char *prefix);
