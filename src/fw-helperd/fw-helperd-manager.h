@@ -69,16 +69,18 @@ typedef struct Manager {
 	bool root_watch_failed;	/* said once: without a watch, the roots are opened anew */
 
 	struct udev *udev;
+	/* udev's events: with EventSource=udev, open while a udev rule may exclude a request
+	 * (rules), or when the kernel's cannot be read (fw-helperd-udev.c: follow_rules()) */
 	struct udev_monitor *monitor;
 	sd_event_source *monitor_source;
 	/* The kernel's uevents, read straight from netlink (fw-helperd-netlink.c): alone with
-	 * EventSource=kernel; beside udev's, where the kernel's copy of a request is taken at
-	 * once unless a rule may exclude it, and whichever copy of an event (same SEQNUM)
-	 * comes second is passed over (fw-helperd-udev.c). */
+	 * EventSource=kernel; with EventSource=udev, a request's copy is taken at once unless a
+	 * rule may exclude it, and whichever copy of an event (same SEQNUM) comes second is
+	 * passed over. */
 	int kernel_fd;
 	sd_event_source *kernel_source;
 	char *kernel_messages;		/* a batch's messages, one slot each */
-	char **kernel_subsystems;	/* alone: the subsystems passed on besides "firmware" */
+	char **watched_subsystems;	/* passed on besides "firmware" (removals, the module) */
 	bool kernel_lost;		/* some were lost (ENOBUFS): a scan once the socket is empty */
 	RulesWatch *rules;
 	uint64_t taken_seqnums[256];

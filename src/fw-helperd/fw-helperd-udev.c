@@ -176,10 +176,13 @@ static bool take_first_copy(Manager *m, const DeviceEvent *e, ino_t *ret_ino)
 	return true;
 }
 
-/* Both copies come: udev's monitor is open beside the kernel's. */
+/*
+ * Both copies may come: udev's beside the kernel's, whenever its monitor is open
+ * (follow_rules()). The kernel's copy taken is remembered, so that udev's is passed over.
+ */
 static bool both_copies(Manager *m)
 {
-	return m->monitor && m->kernel_fd >= 0;
+	return m->kernel_fd >= 0 && m->config->event_source == EVENT_SOURCE_UDEV;
 }
 
 /* Events come: a scan leaves a request it finds to its event (ask_kernel_again()). */
@@ -254,13 +257,13 @@ static bool receive_batch(struct udev_monitor *monitor, UeventBatch *b)
 
 /*
  * The kernel's uevents beside udev's pass firmware requests only; alone, also what
- * udev's monitor would have been told to pass (manager_udev_watch_subsystem()).
+ * udev's monitor would be told to pass (manager_udev_watch_subsystem()).
  */
 static bool kernel_event_wanted(Manager *m, const KernelUevent *k)
 {
 	if (strcmp(k->subsystem, "firmware") == 0)
 		return true;
-	return !m->monitor && strv_contains(m->kernel_subsystems, k->subsystem);
+	return !m->monitor && strv_contains(m->watched_subsystems, k->subsystem);
 }
 
 /* The same from the kernel's socket, each message into its own slot of m->kernel_messages. */
@@ -331,28 +334,6 @@ static int on_uevent(sd_event_source *s, int fd, uint32_t revents, void *userdat
 	return 0;
 }
 
-/* The kernel's event; beside udev's, taken at once unless a udev rule may exclude it. */
-static int on_kernel_uevent(sd_event_source *s, int fd, uint32_t revents, void *userdata)
-{
-	Manager *m = userdata;
-	UeventBatch b;
-
-	while (receive_kernel_batch(m, &b)) {
-		for (size_t i = 0; i < b.n; i++) {
-			const DeviceEvent *e = &b.events[i];
-			ino_t ino;
-
-			if (!m->monitor)
-				handle_device(m, e, b.crowded);
-			else if (is_firmware_add(e) && !rules_watch_excludes(m->rules) &&
-				 take_first_copy(m, e, &ino))
-				submit_device(m, e, b.crowded, ino);
-		}
-		batch_done(&b);
-	}
-	return 0;
-}
-
 static int open_udev_monitor(Manager *m)
 {
 	int r;
@@ -361,6 +342,8 @@ static int open_udev_monitor(Manager *m)
 	if (!m->monitor)
 		return log_error_errno(-EIO, "Failed to listen to udev events.");
 	r = udev_monitor_filter_add_match_subsystem_devtype(m->monitor, "firmware", NULL);
+	for (char **s = m->watched_subsystems; s && *s && r >= 0; s++)
+		r = udev_monitor_filter_add_match_subsystem_devtype(m->monitor, *s, NULL);
 	if (r < 0)
 		return log_error_errno(r, "Failed to filter udev events: %m");
 	(void)udev_monitor_set_receive_buffer_size(m->monitor, UEVENT_RCVBUF);
@@ -372,6 +355,67 @@ static int open_udev_monitor(Manager *m)
 	if (r < 0)
 		return log_error_errno(r, "Failed to watch udev events: %m");
 	(void)sd_event_source_set_description(m->monitor_source, "udev");
+	return 0;
+}
+
+static void close_udev_monitor(Manager *m)
+{
+	m->monitor_source = sd_event_source_disable_unref(m->monitor_source);
+	m->monitor = udev_monitor_unref(m->monitor);
+}
+
+/*
+ * udev's copies are needed only while a rule may exclude a request (FW_HELPERD_IGNORE):
+ * without one, the kernel's copy is taken at once, and udev's would be read (a libudev
+ * device each, the add and the remove) only to be passed over. So udev's monitor is open
+ * exactly while a rule may exclude. A change either way sets *rescan: a scan finds a
+ * request whose copy fell between, udev's sent before the monitor was open, or one left
+ * to udev's copy before the monitor closed. Asked at each request's kernel copy, as the
+ * rules are read again lazily. Returns whether that copy may be taken.
+ */
+static bool follow_rules(Manager *m, bool *rescan)
+{
+	bool excludes = rules_watch_excludes(m->rules);
+
+	if (excludes && !m->monitor) {
+		if (open_udev_monitor(m) < 0) {
+			close_udev_monitor(m); /* tried again at the next request */
+			return false;
+		}
+		log_debug("A udev rule may exclude requests: reading udev's events.");
+		*rescan = true;
+	} else if (!excludes && m->monitor) {
+		(void)on_uevent(m->monitor_source, -1, EPOLLIN, m); /* what udev sent meanwhile */
+		close_udev_monitor(m);
+		log_debug("No udev rule excludes requests: reading the kernel's events alone.");
+		*rescan = true;
+	}
+	return !excludes;
+}
+
+/*
+ * The kernel's event. Beside a rules watch (EventSource=udev), a request's is taken unless
+ * a udev rule may exclude it; everything else only while udev's monitor is closed.
+ */
+static int on_kernel_uevent(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	Manager *m = userdata;
+	bool rescan = false;
+	UeventBatch b;
+
+	while (receive_kernel_batch(m, &b)) {
+		for (size_t i = 0; i < b.n; i++) {
+			const DeviceEvent *e = &b.events[i];
+
+			if (m->rules && is_firmware_add(e) && !follow_rules(m, &rescan))
+				continue; /* udev's copy tells */
+			if (!m->monitor)
+				handle_device(m, e, b.crowded);
+		}
+		batch_done(&b);
+	}
+	if (rescan)
+		(void)manager_udev_scan(m, SCAN_AUTOMATIC);
 	return 0;
 }
 
@@ -411,20 +455,21 @@ int manager_udev_start(Manager *m)
 		return log_oom();
 	if (m->config->event_source == EVENT_SOURCE_KERNEL)
 		return open_kernel_uevents(m); /* "firmware" passes always: kernel_event_wanted() */
-	r = open_udev_monitor(m);
-	if (r < 0)
-		return r;
-	/* Only a speed-up: udev's events alone answer everything. */
+	/* The kernel's events are only a speed-up: udev's alone answer everything. */
 	r = rules_watch_new(m->event, NULL, RULES_ABSENT_RETRY_USEC, &m->rules);
-	if (r < 0)
-		return log_warning_errno(r, "Cannot watch udev's rules, waiting for udev's events: %m");
+	if (r < 0) {
+		log_warning_errno(r, "Cannot watch udev's rules, waiting for udev's events: %m");
+		return open_udev_monitor(m);
+	}
 	if (open_kernel_uevents(m) < 0) {
 		close_kernel_uevents(m);
-		return 0;
+		m->rules = rules_watch_free(m->rules);
+		return open_udev_monitor(m);
 	}
 	/* Both readable in one iteration: the kernel's copies first (take_first_copy()). */
 	(void)sd_event_source_set_priority(m->kernel_source, SD_EVENT_PRIORITY_NORMAL - 1);
-	return 0;
+	/* udev's only while a rule may exclude (follow_rules()); the start-up scan follows */
+	return rules_watch_excludes(m->rules) ? open_udev_monitor(m) : 0;
 }
 
 void manager_udev_drain(Manager *m)
@@ -436,33 +481,32 @@ void manager_udev_drain(Manager *m)
 		(void)on_uevent(m->monitor_source, -1, EPOLLIN, m);
 }
 
+/* Remembered for a monitor opened later; the kernel's events pass it (kernel_event_wanted()). */
 int manager_udev_watch_subsystem(Manager *m, const char *subsystem)
 {
 	int r;
 
-	if (!subsystem || strcmp(subsystem, "firmware") == 0)
+	if (!subsystem || strcmp(subsystem, "firmware") == 0 ||
+	    strv_contains(m->watched_subsystems, subsystem))
 		return 0;
-	if (!m->monitor) {
-		/* the kernel's events alone: passed by kernel_event_wanted() */
-		if (m->kernel_fd < 0 || strv_contains(m->kernel_subsystems, subsystem))
-			return 0;
-		return strv_extend(&m->kernel_subsystems, subsystem) < 0 ? log_oom() : 0;
-	}
+	if (strv_extend(&m->watched_subsystems, subsystem) < 0)
+		return log_oom();
+	if (!m->monitor)
+		return 0;
 	r = udev_monitor_filter_add_match_subsystem_devtype(m->monitor, subsystem, NULL);
 	if (r >= 0)
 		r = udev_monitor_filter_update(m->monitor);
-	if (r < 0 && r != -EEXIST)
+	if (r < 0)
 		return log_debug_errno(r, "Failed to watch %s devices for removal: %m", subsystem);
 	return 0;
 }
 
 void manager_udev_stop(Manager *m)
 {
-	m->monitor_source = sd_event_source_disable_unref(m->monitor_source);
-	m->monitor = udev_monitor_unref(m->monitor);
+	close_udev_monitor(m);
 	close_kernel_uevents(m);
-	strv_free(m->kernel_subsystems);
-	m->kernel_subsystems = NULL;
+	strv_free(m->watched_subsystems);
+	m->watched_subsystems = NULL;
 	m->rules = rules_watch_free(m->rules);
 	m->udev = udev_unref(m->udev);
 }

@@ -4,7 +4,8 @@
 # tagged for systemd, which would cost PID 1 a device unit each), and an admin can keep
 # the daemon away from a device. With no rule that
 # assigns FW_HELPERD_IGNORE, the daemon answers from the kernel's own event without
-# waiting for udev (FW_EVENT=kernel); with one, it waits for udev's (FW_EVENT=udev).
+# waiting for udev (FW_EVENT=kernel) and does not listen to udev's events at all; with
+# one, it listens to them and waits for udev's (FW_EVENT=udev).
 . "$(dirname "$0")/../daemon.sh"
 fwh_setup
 [ -f /etc/udev/rules.d/50-firmware.rules ] || fail "mask rule not installed"
@@ -25,6 +26,14 @@ tags_of() {
 			if ($i ~ /^TAGS=/) t = $i; print t }' "$mon" | tail -n 1
 }
 flag=/run/fw-helperd/listening
+# udev_listeners: the daemon's sockets that receive udev's events (netlink
+# KOBJECT_UEVENT, protocol 15, bound to udev's group 2), from its /proc/net/netlink
+udev_listeners() {
+	pid=$(systemctl show -P MainPID fw-helperd)
+	inodes=" $(find "/proc/$pid/fd" -lname 'socket:*' -printf '%l ' | tr -d 'socket:[]') "
+	awk -v inodes="$inodes" '$2 == 15 && $4 == "00000002" && index(inodes, " " $10 " ") { n++ }
+		END { print n + 0 }' "/proc/$pid/net/netlink"
+}
 
 # On demand: the daemon is stopped; the request itself starts it and is answered.
 blob "$SRV/demand.bin" 3000
@@ -38,6 +47,7 @@ systemctl is-active -q fw-helperd || fail "request did not start the daemon"
 blob "$SRV/fast.bin" 2000
 expect_served fast.bin "$SRV/fast.bin"
 journal_has FIRMWARE=fast.bin FW_EVENT=kernel || fail "fast.bin not answered from the kernel's event"
+[ "$(udev_listeners)" = 0 ] || fail "the daemon listens to udev's events with no rule that excludes"
 note "fast.bin: $(journalctl -q -o cat -u fw-helperd FIRMWARE=fast.bin | tail -n 1)"
 
 # Killed and not restarted (Restart= off): ExecStopPost takes the flag away, so the next
@@ -84,11 +94,13 @@ journal_has FIRMWARE=excluded.bin && fail "daemon touched an excluded request"
 blob "$SRV/slow.bin" 2000
 expect_served slow.bin "$SRV/slow.bin"
 journal_has FIRMWARE=slow.bin FW_EVENT=udev || fail "slow.bin not answered from udev's event"
+[ "$(udev_listeners)" = 1 ] || fail "the daemon has $(udev_listeners) sockets for udev's events with a rule that excludes"
 rm -f /etc/udev/rules.d/40-vmtest-exclude.rules "$SRV/demand.bin" "$SRV/excluded.bin"
 udevadm control --reload
 # The rule gone, the kernel's events are answered again.
 expect_served fast.bin "$SRV/fast.bin"
 [ "$(journalctl -q -o export -u fw-helperd FIRMWARE=fast.bin | grep -c '^FW_EVENT=kernel$')" = 2 ] \
 	|| fail "fast.bin not answered from the kernel's event after the rule went"
+[ "$(udev_listeners)" = 0 ] || fail "the daemon still listens to udev's events after the rule went"
 rm -f "$SRV/fast.bin" "$SRV/slow.bin"
 echo 10 > /sys/class/firmware/timeout
