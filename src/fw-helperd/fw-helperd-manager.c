@@ -391,6 +391,7 @@ int manager_submit(Manager *m, const RequestInfo *info)
 	_cleanup_(request_freep) Request *req = NULL;
 	Request *existing, *taken;
 	const char *kobj, *reason;
+	usec_t started;
 	ino_t ino;
 	int r;
 
@@ -421,11 +422,16 @@ int manager_submit(Manager *m, const RequestInfo *info)
 	if (answered_lately(m, ino))
 		return 0; /* still there, but done with: the kernel is deleting it */
 
-	r = request_new(info->name, kobj, info->sysfs_dir, info->devpath, &req);
+	/*
+	 * Seen when the loop woke for it: the loop's time, which costs no clock read (under
+	 * TCG without a vDSO clock, a system call). Deadlines count from when the kernel
+	 * started waiting, as far as udev tells.
+	 */
+	(void)sd_event_now(m->event, CLOCK_MONOTONIC, &started);
+	r = request_new(info->name, kobj, info->sysfs_dir, info->devpath,
+			info->age < started ? started - info->age : started, &req);
 	if (r < 0)
 		return log_oom();
-	if (info->age < req->started)
-		req->started -= info->age; /* deadlines count from when the kernel started waiting */
 	req->ino = ino;
 	req->origin = info->origin;
 	r = take_roots(m, req);

@@ -24,7 +24,7 @@ const char *request_result_to_string(RequestResult r)
 static const FwStreamOps plain_ops = { .sendfile = true };
 
 int request_new(const char *name, const char *kobj, const char *sysfs_dir, const char *devpath,
-		Request **ret)
+		usec_t started, Request **ret)
 {
 	_cleanup_(request_freep) Request *r = NULL;
 
@@ -42,7 +42,7 @@ int request_new(const char *name, const char *kobj, const char *sysfs_dir, const
 			return -ENOMEM;
 	}
 	r->deadline = USEC_INFINITY;
-	r->started = now_usec(CLOCK_MONOTONIC);
+	r->started = started;
 	*ret = TAKE_PTR(r);
 	return 0;
 }

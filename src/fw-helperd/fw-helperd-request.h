@@ -99,8 +99,9 @@ typedef struct Request {
 	struct Request *next;
 } Request;
 
+/* started: CLOCK_MONOTONIC, when the request was seen */
 int request_new(const char *name, const char *kobj, const char *sysfs_dir, const char *devpath,
-		Request **ret);
+		usec_t started, Request **ret);
 Request *request_free(Request *r);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Request *, request_free);
 

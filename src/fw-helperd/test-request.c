@@ -86,7 +86,7 @@ static Request *run_request(const char *root, const char *dir)
 
 	snprintf(sysfs_dir, sizeof(sysfs_dir), "%s/%s", root, dir);
 	snprintf(fw_root, sizeof(fw_root), "%s/fw", root);
-	if (request_new("fw.bin", dir, sysfs_dir, NULL, &r) < 0)
+	if (request_new("fw.bin", dir, sysfs_dir, NULL, now_usec(CLOCK_MONOTONIC), &r) < 0)
 		return NULL;
 	r->roots = strv_copy(roots);
 	r->max_size = 1 << 20;

@@ -155,7 +155,7 @@ static RequestResult run(Verifier *v, const char *name, Request **ret)
 	_cleanup_(request_freep) Request *r = NULL;
 	RequestResult result;
 
-	if (reset_request() < 0 || request_new(name, "test.bin", fx.dir, NULL, &r) < 0)
+	if (reset_request() < 0 || request_new(name, "test.bin", fx.dir, NULL, now_usec(CLOCK_MONOTONIC), &r) < 0)
 		return _REQUEST_RESULT_MAX;
 	if (strv_extend(&r->roots, fx.root) < 0)
 		return _REQUEST_RESULT_MAX;
@@ -615,7 +615,7 @@ static RequestResult run_held(Verifier *v, const char *name, CachedBlob *held, R
 	_cleanup_(request_freep) Request *r = NULL;
 	RequestResult result;
 
-	if (reset_request() < 0 || request_new(name, "test.bin", fx.dir, NULL, &r) < 0)
+	if (reset_request() < 0 || request_new(name, "test.bin", fx.dir, NULL, now_usec(CLOCK_MONOTONIC), &r) < 0)
 		return _REQUEST_RESULT_MAX;
 	if (strv_extend(&r->roots, fx.root) < 0)
 		return _REQUEST_RESULT_MAX;
