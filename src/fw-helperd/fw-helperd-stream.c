@@ -132,6 +132,12 @@ static int stream_check_interrupt(usec_t deadline, const atomic_bool *cancel)
 	return 0;
 }
 
+/* Before each chunk but the first: the check before "1" was one write ago (a clock read). */
+static int stream_check_chunk(uint64_t offset, usec_t deadline, const atomic_bool *cancel)
+{
+	return offset == 0 ? 0 : stream_check_interrupt(deadline, cancel);
+}
+
 static int stream_request_open(const char *sysfs_dir, StreamRequest *ret)
 {
 	_cleanup_close_ int dir_fd = -EBADF, loading_fd = -EBADF, data_fd = -EBADF;
@@ -199,10 +205,10 @@ static int stream_buffer(const FwStreamOps *ops, int data_fd, const FwBlob *blob
 		size_t n = MIN(left, (size_t)STREAM_CHUNK_SIZE);
 		int r;
 
-		r = stream_check_interrupt(deadline, cancel);
+		r = stream_check_chunk(blob->size - left, deadline, cancel);
 		if (r < 0)
 			return r;
-		stream_observe(ops, (uint64_t)(p - (const uint8_t *)blob->data), p, n);
+		stream_observe(ops, blob->size - left, p, n);
 		r = write_full(ops, data_fd, p, n);
 		if (r < 0)
 			return data_write_error(r);
@@ -245,7 +251,7 @@ static int stream_file_read_write(const FwStreamOps *ops, int data_fd, const FwB
 		ssize_t n;
 		int r;
 
-		r = stream_check_interrupt(deadline, cancel);
+		r = stream_check_chunk(*offset, deadline, cancel);
 		if (r < 0)
 			return r;
 		n = stream_pread(ops, blob->fd, buf, want, (off_t)*offset);
@@ -282,7 +288,7 @@ static int stream_file_sendfile(int data_fd, const FwBlob *blob, usec_t deadline
 		ssize_t n;
 		int r;
 
-		r = stream_check_interrupt(deadline, cancel);
+		r = stream_check_chunk(*offset, deadline, cancel);
 		if (r < 0)
 			return r;
 		n = sendfile(data_fd, blob->fd, &off, want);
