@@ -46,11 +46,12 @@ TSV=$FWH_CASE_TMP/bench.tsv
 
 us_now() { local t=$EPOCHREALTIME; echo "${t/./}"; }
 
-# System-wide busy CPU (user, nice, system, irq, softirq, steal), in jiffies.
+# cpu_busy [VAR]: system-wide busy CPU (user, nice, system, irq, softirq, steal), in
+# jiffies; printed, or put into VAR without a fork.
 cpu_busy() {
 	local _c u n s i w q sq st _r
 	read -r _c u n s i w q sq st _r </proc/stat
-	echo $((u + n + s + q + sq + st))
+	if [ $# -gt 0 ]; then printf -v "$1" %d $((u + n + s + q + sq + st)); else echo $((u + n + s + q + sq + st)); fi
 }
 
 # row WORKLOAD PEER METRIC VALUE: printed at once (a run cut short by the
@@ -157,13 +158,19 @@ peer_on() {
 # is ready, and a stopped or started udevd leaves its own work: measured at once, a
 # turn's first requests would share the vCPUs with that, which helpers started from the
 # shell (and given a fixed sleep) do not. Waits until 100 ms pass with at most 2 busy
-# ticks of all CPUs together (USER_HZ), at most 5 s.
+# ticks of all CPUs together (USER_HZ), at most 5 s. It forks nothing itself: the wait
+# is a read that times out on a FIFO it holds open at both ends.
+settle_fd=
 settle() {
 	local t=$((SECONDS + 5)) c0 c1
+	if [ -z "$settle_fd" ]; then
+		mkfifo "$FWH_CASE_TMP/settle"
+		exec {settle_fd}<>"$FWH_CASE_TMP/settle"
+	fi
 	while [ "$SECONDS" -lt "$t" ]; do
-		c0=$(cpu_busy)
-		sleep 0.1
-		c1=$(cpu_busy)
+		cpu_busy c0
+		read -r -t 0.1 -u "$settle_fd" _ || :
+		cpu_busy c1
 		[ $((c1 - c0)) -le 2 ] && return 0
 	done
 	info "# $1: the system did not settle within 5 s"
