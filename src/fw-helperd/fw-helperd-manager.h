@@ -70,7 +70,7 @@ typedef struct Manager {
 
 	struct udev *udev;
 	/* udev's events: with EventSource=udev, open while a udev rule may exclude a request
-	 * (rules), or when the kernel's cannot be read (fw-helperd-udev.c: follow_rules()) */
+	 * (rules), or when the kernel's cannot be read (fw-helperd-udev.c: udev_tells()) */
 	struct udev_monitor *monitor;
 	sd_event_source *monitor_source;
 	/* The kernel's uevents, read straight from netlink (fw-helperd-netlink.c): alone with

@@ -178,7 +178,7 @@ static bool take_first_copy(Manager *m, const DeviceEvent *e, ino_t *ret_ino)
 
 /*
  * Both copies may come: udev's beside the kernel's, whenever its monitor is open
- * (follow_rules()). The kernel's copy taken is remembered, so that udev's is passed over.
+ * (udev_tells()). The kernel's copy taken is remembered, so that udev's is passed over.
  */
 static bool both_copies(Manager *m)
 {
@@ -368,29 +368,36 @@ static void close_udev_monitor(Manager *m)
  * udev's copies are needed only while a rule may exclude a request (FW_HELPERD_IGNORE):
  * without one, the kernel's copy is taken at once, and udev's would be read (a libudev
  * device each, the add and the remove) only to be passed over. So udev's monitor is open
- * exactly while a rule may exclude. A change either way sets *rescan: a scan finds a
+ * exactly while a rule may exclude, and a change either way sets *rescan: a scan finds a
  * request whose copy fell between, udev's sent before the monitor was open, or one left
  * to udev's copy before the monitor closed. Asked at each request's kernel copy, as the
- * rules are read again lazily. Returns whether that copy may be taken.
+ * rules are read again lazily: true when a rule may exclude it, and udev's copy tells.
  */
-static bool follow_rules(Manager *m, bool *rescan)
+static bool udev_tells(Manager *m, bool *rescan)
 {
-	bool excludes = rules_watch_excludes(m->rules);
-
-	if (excludes && !m->monitor) {
+	if (!rules_watch_excludes(m->rules))
+		return false;
+	if (!m->monitor) {
 		if (open_udev_monitor(m) < 0) {
 			close_udev_monitor(m); /* tried again at the next request */
-			return false;
+			return true;
 		}
 		log_debug("A udev rule may exclude requests: reading udev's events.");
 		*rescan = true;
-	} else if (!excludes && m->monitor) {
-		(void)on_uevent(m->monitor_source, -1, EPOLLIN, m); /* what udev sent meanwhile */
-		close_udev_monitor(m);
-		log_debug("No udev rule excludes requests: reading the kernel's events alone.");
-		*rescan = true;
 	}
-	return !excludes;
+	return true;
+}
+
+/*
+ * No rule excludes any more. Once the request that showed it was taken: what udev sent
+ * meanwhile is read (that request's own copy among it is passed over), then no more.
+ */
+static void stop_udev_copies(Manager *m, bool *rescan)
+{
+	(void)on_uevent(m->monitor_source, -1, EPOLLIN, m);
+	close_udev_monitor(m);
+	log_debug("No udev rule excludes requests: reading the kernel's events alone.");
+	*rescan = true;
 }
 
 /*
@@ -407,10 +414,14 @@ static int on_kernel_uevent(sd_event_source *s, int fd, uint32_t revents, void *
 		for (size_t i = 0; i < b.n; i++) {
 			const DeviceEvent *e = &b.events[i];
 
-			if (m->rules && is_firmware_add(e) && !follow_rules(m, &rescan))
-				continue; /* udev's copy tells */
-			if (!m->monitor)
+			if (!m->rules || !is_firmware_add(e)) {
+				if (!m->monitor)
+					handle_device(m, e, b.crowded);
+			} else if (!udev_tells(m, &rescan)) {
 				handle_device(m, e, b.crowded);
+				if (m->monitor)
+					stop_udev_copies(m, &rescan);
+			}
 		}
 		batch_done(&b);
 	}
@@ -468,7 +479,7 @@ int manager_udev_start(Manager *m)
 	}
 	/* Both readable in one iteration: the kernel's copies first (take_first_copy()). */
 	(void)sd_event_source_set_priority(m->kernel_source, SD_EVENT_PRIORITY_NORMAL - 1);
-	/* udev's only while a rule may exclude (follow_rules()); the start-up scan follows */
+	/* udev's only while a rule may exclude (udev_tells()); the start-up scan follows */
 	return rules_watch_excludes(m->rules) ? open_udev_monitor(m) : 0;
 }
 

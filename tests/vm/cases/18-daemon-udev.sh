@@ -17,7 +17,7 @@ udevadm monitor --udev --property --subsystem-match=firmware >"$mon" &
 mon_pid=$!
 dropin=/run/systemd/system/fw-helperd.service.d/90-vmtest-no-restart.conf
 # shellcheck disable=SC2064 # now: the monitor's PID
-trap "kill $mon_pid 2>/dev/null; rm -f '$dropin'; systemctl daemon-reload" EXIT
+trap "kill $mon_pid 2>/dev/null; systemctl kill -s CONT fw-helperd 2>/dev/null; rm -f '$dropin'; systemctl daemon-reload" EXIT
 sleep 1
 # tags_of NAME: the TAGS of the add event for NAME ("none" if untagged)
 tags_of() {
@@ -97,8 +97,21 @@ journal_has FIRMWARE=slow.bin FW_EVENT=udev || fail "slow.bin not answered from 
 [ "$(udev_listeners)" = 1 ] || fail "the daemon has $(udev_listeners) sockets for udev's events with a rule that excludes"
 rm -f /etc/udev/rules.d/40-vmtest-exclude.rules "$SRV/demand.bin" "$SRV/excluded.bin"
 udevadm control --reload
-# The rule gone, the kernel's events are answered again.
-expect_served fast.bin "$SRV/fast.bin"
+# The rule gone, the kernel's events are answered again. The daemon is stopped while both
+# copies of the request arrive: it takes the kernel's, which shows the rule gone, and only
+# then reads what udev sent, its copy of the same request among it, before it stops
+# listening to udev.
+pid=$(systemctl show -P MainPID fw-helperd)
+kill -STOP "$pid"
+( request fast.bin; echo $? > /tmp/fast.status ) &
+for _ in $(seq 100); do [ -e /sys/class/firmware/fast.bin/loading ] && break; sleep 0.1; done
+udevadm settle -t 10 || note "udev did not settle"
+sleep 0.5
+kill -CONT "$pid"
+wait_status /tmp/fast.status
+[ "$(cat /tmp/fast.status)" = 0 ] || fail "fast.bin not answered after the rule went"
+rm -f /tmp/fast.status
+cmp -s /dev/test_firmware "$SRV/fast.bin" || fail "fast.bin: wrong bytes after the rule went"
 [ "$(journalctl -q -o export -u fw-helperd FIRMWARE=fast.bin | grep -c '^FW_EVENT=kernel$')" = 2 ] \
 	|| fail "fast.bin not answered from the kernel's event after the rule went"
 [ "$(udev_listeners)" = 0 ] || fail "the daemon still listens to udev's events after the rule went"
