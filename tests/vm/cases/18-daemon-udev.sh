@@ -103,8 +103,7 @@ udevadm control --reload
 # listening to udev.
 pid=$(systemctl show -P MainPID fw-helperd)
 kill -STOP "$pid"
-( request fast.bin; echo $? > /tmp/fast.status ) &
-for _ in $(seq 100); do [ -e /sys/class/firmware/fast.bin/loading ] && break; sleep 0.1; done
+request_in_background trigger_request fast.bin /tmp/fast.status
 udevadm settle -t 10 || note "udev did not settle"
 sleep 0.5
 kill -CONT "$pid"

@@ -53,12 +53,19 @@ request() {
 	printf '%s' "$1" > "$TF/trigger_request"
 }
 
+# request_in_background TRIGGER NAME STATUSFILE: the driver asks for NAME through
+# test_firmware's TRIGGER file, the writer in the background (its status lands in
+# STATUSFILE once it returns); returns when the request is pending in sysfs.
+request_in_background() {
+	( printf '%s' "$2" > "$TF/$1"; echo $? > "$3" ) &
+	for _ in $(seq 100); do [ -e "/sys/class/firmware/$2/loading" ] && return 0; sleep 0.1; done
+	fail "request $2 never appeared"
+}
+
 # custom_request NAME STATUSFILE: a request sent with no uevent, as another program's
-# (dell_rbu's BIOS upload); the writer's status lands in STATUSFILE once it returns.
+# (dell_rbu's BIOS upload).
 custom_request() {
-	( printf '%s' "$1" > "$TF/trigger_custom_fallback"; echo $? > "$2" ) &
-	for _ in $(seq 100); do [ -e "/sys/class/firmware/$1/loading" ] && return 0; sleep 0.1; done
-	fail "no-uevent request $1 never appeared"
+	request_in_background trigger_custom_fallback "$1" "$2"
 }
 
 # wait_status STATUSFILE: the writer of a custom_request returned (10 s).
