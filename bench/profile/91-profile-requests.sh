@@ -30,13 +30,15 @@ mkdir -p /etc/fw-helperd/fw-helperd.conf.d
 printf '[Firmware]\nSearchPath=%s\n' "$FWH_FW_DIR" >/etc/fw-helperd/fw-helperd.conf.d/50-profile.conf
 at_exit "rm -f /etc/fw-helperd/fw-helperd.conf.d/50-profile.conf"
 set_fallback_timeout 60
-make_blob 4096 "$FWH_FW_DIR/profile-4k.bin" 91
-make_blob 262144 "$FWH_FW_DIR/profile-256k.bin" 92
-at_exit "rm -f $FWH_FW_DIR/profile-4k.bin $FWH_FW_DIR/profile-256k.bin"
+# in a directory, as most firmware names are (vendor/...); the peers bench's are too
+mkdir -p "$FWH_FW_DIR/vendor"
+make_blob 4096 "$FWH_FW_DIR/vendor/profile-4k.bin" 91
+make_blob 262144 "$FWH_FW_DIR/vendor/profile-256k.bin" 92
+at_exit "rm -rf $FWH_FW_DIR/vendor"
 systemctl restart fw-helperd.service
 wait_until 10 systemctl is-active -q fw-helperd.service || fail "fw-helperd did not start"
-trigger profile-4k.bin
-trigger profile-256k.bin
+trigger vendor/profile-4k.bin
+trigger vendor/profile-256k.bin
 
 median() { stats | cut -d' ' -f1; }
 
@@ -90,9 +92,9 @@ syscalls() {
 		END { if (t) printf "  %-40s %6.1f\n", t, c / n }' "$P/$1.trace"
 }
 
-profile served profile-4k.bin
-profile served-256k profile-256k.bin
-profile missing profile-missing.bin
-syscalls served profile-4k.bin
-syscalls served-256k profile-256k.bin
-syscalls missing profile-missing.bin
+profile served vendor/profile-4k.bin
+profile served-256k vendor/profile-256k.bin
+profile missing vendor/profile-missing.bin
+syscalls served vendor/profile-4k.bin
+syscalls served-256k vendor/profile-256k.bin
+syscalls missing vendor/profile-missing.bin

@@ -22,9 +22,11 @@ mask_udev_firmware_rule
 conf=/etc/fw-helperd/fw-helperd.conf.d/50-phases.conf
 mkdir -p "${conf%/*}"
 printf '[Firmware]\nSearchPath=%s\n[Service]\nEventSource=kernel\n' "$FWH_FW_DIR" >"$conf"
-at_exit "rm -f '$conf' '$FWH_FW_DIR/phases-4k.bin'"
+at_exit "rm -rf '$conf' '$FWH_FW_DIR/vendor'"
 set_fallback_timeout 60
-make_blob 4096 "$FWH_FW_DIR/phases-4k.bin" 92
+# in a directory, as most firmware names are (vendor/...); the peers bench's are too
+mkdir -p "$FWH_FW_DIR/vendor"
+make_blob 4096 "$FWH_FW_DIR/vendor/phases-4k.bin" 92
 systemctl stop systemd-udevd.service systemd-udevd-kernel.socket systemd-udevd-control.socket
 at_exit "systemctl start systemd-udevd-kernel.socket systemd-udevd-control.socket systemd-udevd.service"
 
@@ -57,15 +59,15 @@ traced() {
 
 systemctl restart fw-helperd.service
 wait_until 10 systemctl is-active -q fw-helperd.service || fail "fw-helperd did not start"
-trigger phases-4k.bin
+trigger vendor/phases-4k.bin
 pid=$(systemctl show -P MainPID fw-helperd.service)
-traced fwhd "$pid" phases-4k.bin
-traced fwhd-miss "$pid" phases-missing.bin
+traced fwhd "$pid" vendor/phases-4k.bin
+traced fwhd-miss "$pid" vendor/phases-missing.bin
 systemctl stop fw-helperd.service
 "$FLOOR" "$FWH_FW_DIR" /usr/lib/firmware >"$FWH_CASE_TMP/floor.log" 2>&1 &
 pid=$!
 at_exit "kill $pid 2>/dev/null"
 sleep 0.5
-trigger phases-4k.bin
-traced floor "$pid" phases-4k.bin
-traced floor-miss "$pid" phases-missing.bin
+trigger vendor/phases-4k.bin
+traced floor "$pid" vendor/phases-4k.bin
+traced floor-miss "$pid" vendor/phases-missing.bin
