@@ -284,14 +284,17 @@ static int openat_read_nofollow(int dir_fd, const char *name)
 	return fd < 0 ? -errno : fd;
 }
 
-/* Replaces *left with target + "/" + rest, the way the kernel continues after a symlink. */
-static int walk_splice_symlink(int link_fd, const char *rest, char **left)
+/*
+ * Replaces *left with target + "/" + rest, the way the kernel continues after a symlink:
+ * the symlink is name below dir_fd, or dir_fd itself (an O_PATH handle) when name is "".
+ */
+static int walk_splice_symlink(int dir_fd, const char *name, const char *rest, char **left)
 {
 	char target[PATH_MAX];
 	char *next;
 	ssize_t n;
 
-	n = readlinkat(link_fd, "", target, sizeof(target) - 1);
+	n = readlinkat(dir_fd, name, target, sizeof(target) - 1);
 	if (n < 0)
 		return -errno;
 	target[n] = 0;
@@ -312,12 +315,13 @@ static int walk_open_step(int dir_fd, const char *comp, struct stat *ret_st)
 	return TAKE_FD(fd);
 }
 
-/* The symlink link_fd spliced into *left, counted against SYMLINKS_MAX as the kernel does. */
-static int walk_follow(int link_fd, unsigned *links, char **left)
+/* The symlink (as walk_splice_symlink() names it) spliced into *left, counted against
+ * SYMLINKS_MAX as the kernel does. */
+static int walk_follow(int dir_fd, const char *name, unsigned *links, char **left)
 {
 	if (++*links > SYMLINKS_MAX)
 		return -ELOOP;
-	return walk_splice_symlink(link_fd, *left, left);
+	return walk_splice_symlink(dir_fd, name, *left, left);
 }
 
 /* Pops the first component of *left into comp; returns 1, or 0 when nothing is left. */
@@ -339,10 +343,24 @@ static int walk_next(char **left, char comp[static NAME_MAX + 1], bool *ret_last
 }
 
 /*
- * The openat2(RESOLVE_BENEATH) walk done by hand, one O_PATH|O_NOFOLLOW step at a time:
- * ".." may not climb above the root, absolute symlinks are refused, relative ones are
- * spliced into the rest of the path, as the kernel does. Only the last step opens for
- * reading, relative to the directory already resolved and without following anything.
+ * A directory step of a walk: comp below dir_fd opened as an O_PATH handle when it is a
+ * directory itself, never following it; -ENOTDIR when it is anything else (a symlink
+ * included), which walk_beneath() then looks at.
+ */
+static int walk_open_dir(int dir_fd, const char *comp)
+{
+	int fd = openat(dir_fd, comp, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
+
+	return fd < 0 ? -errno : fd;
+}
+
+/*
+ * The openat2(RESOLVE_BENEATH) walk done by hand, one step at a time: ".." may not climb
+ * above the root, absolute symlinks are refused, relative ones are spliced into the rest
+ * of the path, as the kernel does. A directory on the way is opened at once (O_DIRECTORY
+ * never follows a symlink with O_NOFOLLOW); anything else is looked at with fstatat()
+ * first, so the last step opens for reading only what is a regular file there, relative
+ * to the directory already resolved and without following anything.
  */
 static int walk_beneath(int root_fd, const char *path, int *ret_fd, struct stat *ret_st,
 			bool *ret_descended)
@@ -360,33 +378,36 @@ static int walk_beneath(int root_fd, const char *path, int *ret_fd, struct stat 
 		return -ENOMEM;
 
 	while ((r = walk_next(&left, comp, &last)) > 0) {
-		_cleanup_close_ int fd = -EBADF;
 		struct stat st;
+		int fd;
 
 		if (strcmp(comp, ".") == 0)
 			continue;
 		if (strcmp(comp, "..") == 0 && depth == 0)
 			return -EXDEV;
-		fd = walk_open_step(dir_fd, comp, &st);
-		if (fd < 0)
+		fd = last ? -ENOTDIR : walk_open_dir(dir_fd, comp);
+		if (fd >= 0) {
+			depth = strcmp(comp, "..") == 0 ? depth - 1 : depth + 1;
+			*ret_descended = true;
+			safe_close(owned);
+			dir_fd = owned = fd;
+			continue;
+		}
+		if (fd != -ENOTDIR)
 			return fd;
-
+		if (fstatat(dir_fd, comp, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			return -errno;
 		if (S_ISLNK(st.st_mode)) {
-			r = walk_follow(fd, &links, &left);
+			r = walk_follow(dir_fd, comp, &links, &left);
 			if (r < 0)
 				return r;
 			/* RESOLVE_BENEATH refuses absolute symlinks outright, wherever they point */
 			if (left[0] == '/')
 				return -EXDEV;
-		} else if (S_ISDIR(st.st_mode)) {
-			depth = strcmp(comp, "..") == 0 ? depth - 1 : depth + 1;
-			*ret_descended = true;
-			safe_close(owned);
-			dir_fd = owned = TAKE_FD(fd);
 		} else if (!last)
-			return -ENOTDIR;
+			return -ENOTDIR; /* a directory only if it was just put there: not followed */
 		else
-			return open_checked(fd, &st, dir_fd, comp, openat_read_nofollow, ret_fd,
+			return open_checked(-EBADF, &st, dir_fd, comp, openat_read_nofollow, ret_fd,
 					    ret_st);
 	}
 	if (r < 0)
@@ -442,11 +463,27 @@ static int open_beneath_fallback(int root_fd, const char *path, int *ret_fd, str
 }
 
 /*
- * openat2() is missing before Linux 5.6 (ENOSYS), and a seccomp filter that does not know
- * it answers EPERM (systemd's SystemCallErrorNumber=EPERM): either way, for the life of the
- * process, the same checks are done by hand.
+ * Whether path is surely not below root_fd, by one plain lookup. That lookup follows what
+ * the walk refuses, but a name it does not find (ENOENT, ENOTDIR) the walk cannot find
+ * either, beneath the root or through the roots; anything else is left to the walk.
  */
-static int open_beneath(int root_fd, const char *path, int *ret_fd, struct stat *ret_st)
+static bool surely_absent(int root_fd, const char *path)
+{
+	struct stat st;
+
+	return fstatat(root_fd, path, &st, AT_SYMLINK_NOFOLLOW) < 0 &&
+	       (errno == ENOENT || errno == ENOTDIR);
+}
+
+/*
+ * openat2() is missing before Linux 5.6 (ENOSYS), and a seccomp filter that does not know
+ * it answers EPERM (systemd's SystemCallErrorNumber=EPERM; RestrictSUIDSGID= answers ENOSYS,
+ * since it cannot see the flags of an open_how): either way, for the life of the process,
+ * the same checks are done by hand. probe: the candidate is less likely there than not
+ * (fw_blob_find_in()), so by hand it is looked up plainly before it is walked.
+ */
+static int open_beneath(int root_fd, const char *path, bool probe, int *ret_fd,
+			struct stat *ret_st)
 {
 	int r;
 
@@ -457,6 +494,8 @@ static int open_beneath(int root_fd, const char *path, int *ret_fd, struct stat 
 		atomic_store(&openat2_usable, false);
 		log_debug_errno(r, "openat2() is not usable (%m), resolving firmware paths by hand.");
 	}
+	if (probe && surely_absent(root_fd, path))
+		return -ENOENT;
 	return open_beneath_fallback(root_fd, path, ret_fd, ret_st);
 }
 
@@ -523,7 +562,7 @@ static int walk_canonical(const char *path, char canonical[static PATH_MAX], int
 		if (fd < 0)
 			return fd;
 		if (S_ISLNK(st.st_mode)) {
-			r = walk_follow(fd, &links, &left);
+			r = walk_follow(fd, "", &links, &left);
 			if (r >= 0 && left[0] == '/')
 				r = walk_from_slash(&dir_fd, canonical);
 			if (r < 0)
@@ -762,7 +801,7 @@ static int open_through_roots(Search *s, const char *path, int *ret_fd, struct s
 		rest = s->canonical[j] ? path_below(canonical, s->canonical[j]) : NULL;
 	if (!rest)
 		return -EXDEV;
-	r = open_beneath(s->fds[j - 1], rest, &fd, &got);
+	r = open_beneath(s->fds[j - 1], rest, false, &fd, &got);
 	if (r < 0)
 		return r;
 	if (fstat(reached, &want) < 0)
@@ -774,9 +813,9 @@ static int open_through_roots(Search *s, const char *path, int *ret_fd, struct s
 	return 0;
 }
 
-/* Looks for root j's path (relative to the root: relative), which it appends to *tried. */
+/* Looks for root j's path (relative to the root: relative); probe as for open_beneath(). */
 static int try_root(Search *s, size_t j, const char *relative, const char *path,
-		    FwCompression compression, uint64_t max_size, FwBlob **ret)
+		    FwCompression compression, uint64_t max_size, bool probe, FwBlob **ret)
 {
 	_cleanup_close_ int fd = -EBADF;
 	struct stat st;
@@ -784,7 +823,7 @@ static int try_root(Search *s, size_t j, const char *relative, const char *path,
 
 	if (s->fds[j] < 0)
 		return s->fds[j];
-	r = open_beneath(s->fds[j], relative, &fd, &st);
+	r = open_beneath(s->fds[j], relative, probe, &fd, &st);
 	if (r == -EXDEV)
 		r = open_through_roots(s, path, &fd, &st);
 	if (r < 0)
@@ -850,6 +889,7 @@ int fw_blob_find_in(const FwRootSet *set, const char *name, uint64_t max_size, F
 	char *const *roots = set->paths;
 	int r, refused = 0;
 	size_t n_tried = 0;
+	bool looked = false;
 	Search s;
 
 	r = fw_name_check(name, NULL);
@@ -874,7 +914,11 @@ int fw_blob_find_in(const FwRootSet *set, const char *name, uint64_t max_size, F
 				r = -ENOMEM;
 				break;
 			}
-			r = try_root(&s, j, relative, path, search_order[i].compression, max_size, ret);
+			/* the first root that exists usually has it, plain; most other candidates
+			 * are not there */
+			r = try_root(&s, j, relative, path, search_order[i].compression, max_size,
+				     looked, ret);
+			looked = true;
 			if (error_is_refused_link(r)) {
 				log_debug_errno(r, "Not following the symlink %s: %m.", path);
 				if (!refused) {
