@@ -415,6 +415,15 @@ static int walk_beneath(int root_fd, const char *path, int *ret_fd, struct stat 
 	return -EISDIR; /* the name resolved to a directory (or to the root itself) */
 }
 
+struct FwRootSet {
+	atomic_uint n_ref;
+	char **paths;
+	size_t n;
+	bool settled;	/* every root opened or absent: no error that may pass */
+	_Atomic(char *) *at;	/* per root: where /proc says its handle is, once asked */
+	int fds[];	/* per root: its handle, or -ENOENT (absent), or another -errno */
+};
+
 static int fd_get_path(int fd, char ret[static PATH_MAX])
 {
 	char proc[sizeof("/proc/self/fd/") + 12];
@@ -429,15 +438,34 @@ static int fd_get_path(int fd, char ret[static PATH_MAX])
 }
 
 /*
+ * Where root j's handle is, by /proc (NULL without), asked once in the set's life by
+ * whichever thread asks first. Should the root be moved, the roots' watch replaces the
+ * set; until then files are checked against where the root was when asked.
+ */
+static const char *root_at(const FwRootSet *s, size_t j)
+{
+	char path[PATH_MAX], *mine, *known = atomic_load(&s->at[j]);
+
+	if (known)
+		return known;
+	if (fd_get_path(s->fds[j], path) < 0 || !(mine = strdup(path)))
+		return NULL;
+	if (atomic_compare_exchange_strong(&s->at[j], &known, mine))
+		return mine;
+	free(mine); /* another thread was first: known is its answer */
+	return known;
+}
+
+/*
  * The hand walk cannot see a directory renamed out of the root while it stands in it,
  * which openat2() guards against. So check where the file really is, when /proc tells.
  */
-static int verify_beneath(int root_fd, int fd)
+static int verify_beneath(const char *root, int fd)
 {
-	char root[PATH_MAX], file[PATH_MAX];
+	char file[PATH_MAX];
 	size_t n;
 
-	if (fd_get_path(root_fd, root) < 0 || fd_get_path(fd, file) < 0)
+	if (!root || fd_get_path(fd, file) < 0)
 		return 0; /* no /proc: the walk alone has to do */
 	n = strlen(root);
 	if (strcmp(root, "/") == 0 || (strncmp(file, root, n) == 0 && file[n] == '/'))
@@ -445,17 +473,18 @@ static int verify_beneath(int root_fd, int fd)
 	return -EXDEV;
 }
 
-static int open_beneath_fallback(int root_fd, const char *path, int *ret_fd, struct stat *ret_st)
+static int open_beneath_fallback(const FwRootSet *set, size_t j, const char *path, int *ret_fd,
+				 struct stat *ret_st)
 {
 	_cleanup_close_ int fd = -EBADF;
 	bool descended = false;
 	int r;
 
-	r = walk_beneath(root_fd, path, &fd, ret_st, &descended);
+	r = walk_beneath(set->fds[j], path, &fd, ret_st, &descended);
 	if (r < 0)
 		return r;
 	/* a file found in the root itself cannot have been moved out of it by a rename */
-	r = descended ? verify_beneath(root_fd, fd) : 0;
+	r = descended ? verify_beneath(root_at(set, j), fd) : 0;
 	if (r < 0)
 		return r;
 	*ret_fd = TAKE_FD(fd);
@@ -482,10 +511,10 @@ static bool surely_absent(int root_fd, const char *path)
  * the same checks are done by hand. probe: the candidate is less likely there than not
  * (fw_blob_find_in()), so by hand it is looked up plainly before it is walked.
  */
-static int open_beneath(int root_fd, const char *path, bool probe, int *ret_fd,
-			struct stat *ret_st)
+static int open_beneath(const FwRootSet *set, size_t j, const char *path, bool probe,
+			int *ret_fd, struct stat *ret_st)
 {
-	int r;
+	int root_fd = set->fds[j], r;
 
 	if (atomic_load(&openat2_usable) && !secure_getenv(ENV_NO_OPENAT2)) {
 		r = open_beneath_openat2(root_fd, path, ret_fd, ret_st);
@@ -496,7 +525,7 @@ static int open_beneath(int root_fd, const char *path, bool probe, int *ret_fd,
 	}
 	if (probe && surely_absent(root_fd, path))
 		return -ENOENT;
-	return open_beneath_fallback(root_fd, path, ret_fd, ret_st);
+	return open_beneath_fallback(set, j, path, ret_fd, ret_st);
 }
 
 /* Appends "/" + comp to the canonical path, or drops its last component for "..". */
@@ -658,14 +687,6 @@ static int open_root(const char *root)
 	return error_is_absent(r) || r == -EACCES ? -ENOENT : r;
 }
 
-struct FwRootSet {
-	atomic_uint n_ref;
-	char **paths;
-	size_t n;
-	bool settled;	/* every root opened or absent: no error that may pass */
-	int fds[];	/* per root: its handle, or -ENOENT (absent), or another -errno */
-};
-
 int fw_root_set_open(char *const *roots, FwRootSet **ret)
 {
 	size_t n = strv_length(roots);
@@ -675,7 +696,10 @@ int fw_root_set_open(char *const *roots, FwRootSet **ret)
 	if (!s)
 		return -ENOMEM;
 	s->paths = strv_copy(roots);
-	if (!s->paths) {
+	s->at = calloc(n ?: 1, sizeof(*s->at));
+	if (!s->paths || !s->at) {
+		strv_free(s->paths);
+		free(s->at);
 		free(s);
 		return -ENOMEM;
 	}
@@ -707,8 +731,11 @@ FwRootSet *fw_root_set_unref(FwRootSet *s)
 {
 	if (!s || atomic_fetch_sub(&s->n_ref, 1) > 1)
 		return NULL;
-	for (size_t j = 0; j < s->n; j++)
+	for (size_t j = 0; j < s->n; j++) {
 		safe_close(s->fds[j]);
+		free(atomic_load(&s->at[j]));
+	}
+	free(s->at);
 	strv_free(s->paths);
 	free(s);
 	return NULL;
@@ -721,6 +748,7 @@ bool fw_root_set_settled(const FwRootSet *s)
 
 /* The roots of one lookup: their handles, from a set opened once for many lookups. */
 typedef struct Search {
+	const FwRootSet *set;
 	char *const *roots;
 	size_t n;
 	const int *fds;
@@ -736,7 +764,7 @@ static void search_done(Search *s)
 
 static void search_init(Search *s, const FwRootSet *set)
 {
-	*s = (Search){ .roots = set->paths, .n = set->n, .fds = set->fds };
+	*s = (Search){ .set = set, .roots = set->paths, .n = set->n, .fds = set->fds };
 }
 
 /* Canonical paths of the roots, NULL for one that is absent or moved since it was opened. */
@@ -801,7 +829,7 @@ static int open_through_roots(Search *s, const char *path, int *ret_fd, struct s
 		rest = s->canonical[j] ? path_below(canonical, s->canonical[j]) : NULL;
 	if (!rest)
 		return -EXDEV;
-	r = open_beneath(s->fds[j - 1], rest, false, &fd, &got);
+	r = open_beneath(s->set, j - 1, rest, false, &fd, &got);
 	if (r < 0)
 		return r;
 	if (fstat(reached, &want) < 0)
@@ -823,7 +851,7 @@ static int try_root(Search *s, size_t j, const char *relative, const char *path,
 
 	if (s->fds[j] < 0)
 		return s->fds[j];
-	r = open_beneath(s->fds[j], relative, probe, &fd, &st);
+	r = open_beneath(s->set, j, relative, probe, &fd, &st);
 	if (r == -EXDEV)
 		r = open_through_roots(s, path, &fd, &st);
 	if (r < 0)
