@@ -879,22 +879,23 @@ static const struct {
 	{ ".xz", FW_COMPRESSION_XZ },
 };
 
-/* Appends the first n candidates of the search, in its order, to *tried. */
-static int tried_build(char *const *roots, size_t n_roots, const char *name, size_t n,
-		       char ***tried)
+int fw_search_candidates(char *const *roots, const char *name, char ***ret)
 {
-	for (size_t i = 0; i * n_roots < n; i++) {
+	_cleanup_strv_free_ char **list = NULL;
+
+	for (size_t i = 0; i < ELEMENTSOF(search_order); i++) {
 		_cleanup_free_ char *relative = strjoin(name, search_order[i].suffix);
 
 		if (!relative)
 			return -ENOMEM;
-		for (size_t j = 0; j < n_roots && i * n_roots + j < n; j++) {
+		for (size_t j = 0; roots && roots[j]; j++) {
 			_cleanup_free_ char *path = path_join(roots[j], relative);
 
-			if (!path || strv_extend(tried, path) < 0)
+			if (!path || strv_extend(&list, path) < 0)
 				return -ENOMEM;
 		}
 	}
+	*ret = TAKE_PTR(list);
 	return 0;
 }
 
@@ -907,16 +908,15 @@ static int tried_build(char *const *roots, size_t n_roots, const char *name, siz
  * it and found something, or failed and gone on, so the search goes on past it; only when
  * nothing else is found is the refusal the answer.
  *
- * Paths are put together only for roots that exist, and the list of those tried only on
- * failure: a name found costs no string it does not keep.
+ * Paths are put together only for roots that exist: a name found costs no string it does
+ * not keep, and a name not found none before it is answered (fw_search_candidates()).
  */
 int fw_blob_find_in(const FwRootSet *set, const char *name, uint64_t max_size, FwBlob **ret,
-		    char ***tried, char **ret_failed)
+		    char **ret_failed)
 {
 	_cleanup_free_ char *failed = NULL;
 	char *const *roots = set->paths;
 	int r, refused = 0;
-	size_t n_tried = 0;
 	bool looked = false;
 	Search s;
 
@@ -932,7 +932,7 @@ int fw_blob_find_in(const FwRootSet *set, const char *name, uint64_t max_size, F
 			r = -ENOMEM;
 			break;
 		}
-		for (size_t j = 0; j < s.n && r == -ENOENT; j++, n_tried++) {
+		for (size_t j = 0; j < s.n && r == -ENOENT; j++) {
 			_cleanup_free_ char *path = NULL;
 
 			if (s.fds[j] == -ENOENT)
@@ -963,15 +963,13 @@ int fw_blob_find_in(const FwRootSet *set, const char *name, uint64_t max_size, F
 	search_done(&s);
 	if (r == -ENOENT && refused)
 		r = refused;
-	if (r < 0 && r != -ENOMEM && tried && tried_build(roots, s.n, name, n_tried, tried) < 0)
-		r = -ENOMEM;
 	if (r < 0 && r != -ENOENT && ret_failed)
 		*ret_failed = TAKE_PTR(failed);
 	return r;
 }
 
 int fw_blob_find(char *const *roots, const char *name, uint64_t max_size, FwBlob **ret,
-		 char ***tried, char **ret_failed)
+		 char **ret_failed)
 {
 	FwRootSet *set = NULL;
 	int r;
@@ -979,18 +977,18 @@ int fw_blob_find(char *const *roots, const char *name, uint64_t max_size, FwBlob
 	r = fw_root_set_open(roots, &set);
 	if (r < 0)
 		return r;
-	r = fw_blob_find_in(set, name, max_size, ret, tried, ret_failed);
+	r = fw_blob_find_in(set, name, max_size, ret, ret_failed);
 	fw_root_set_unref(set);
 	return r;
 }
 
 int fw_blob_open(char *const *roots, const char *name, const FwLimits *limits, FwBlob **ret,
-		 char ***tried, char **ret_failed)
+		 char **ret_failed)
 {
 	_cleanup_(fw_blob_freep) FwBlob *b = NULL;
 	int r;
 
-	r = fw_blob_find(roots, name, limits->max_size, &b, tried, ret_failed);
+	r = fw_blob_find(roots, name, limits->max_size, &b, ret_failed);
 	if (r < 0)
 		return r;
 	r = fw_blob_unpack(b, limits);

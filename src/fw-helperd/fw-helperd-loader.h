@@ -58,15 +58,21 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(FwBlob *, fw_blob_free);
  * The first candidate that exists decides, good or bad; but a symlink that is refused
  * (leading out of every root, or in a loop) only answers when no later candidate exists.
  *
- * On failure, appends every full path it tried to *tried (may be NULL) for the journal
- * (a root that does not exist counts as tried); on an error other than -ENOENT,
- * *ret_failed (may be NULL) is the candidate the error is about.
+ * On an error other than -ENOENT, *ret_failed (may be NULL) is the candidate the error is
+ * about; after -ENOENT, fw_search_candidates() lists where the name was looked for.
  * Returns 0 and a blob, -ENOENT when no root has it, or another negative errno
  * (-EXDEV: a symlink leads out of every root; -ELOOP: symlinks in a loop; -EISDIR...).
  * Never waits for anything but the file systems: the event loop may call it.
  */
 int fw_blob_find(char *const *roots, const char *name, uint64_t max_size, FwBlob **ret,
-		 char ***tried, char **ret_failed);
+		 char **ret_failed);
+
+/*
+ * Every full path a search for name looks at, in its order: plain in every root, then .zst,
+ * then .xz, a root that does not exist included. For the journal, once a name that was not
+ * found has been answered: the search itself makes none of these strings.
+ */
+int fw_search_candidates(char *const *roots, const char *name, char ***ret);
 
 /*
  * Search roots opened once (O_PATH), for many lookups: fw_blob_find() opens and closes
@@ -85,7 +91,7 @@ bool fw_root_set_settled(const FwRootSet *s);
 char *const *fw_root_set_paths(const FwRootSet *s);
 /* fw_blob_find() through the handles of a set. */
 int fw_blob_find_in(const FwRootSet *set, const char *name, uint64_t max_size, FwBlob **ret,
-		    char ***tried, char **ret_failed);
+		    char **ret_failed);
 
 /* Whether b is a compressed file not unpacked yet (size unknown, nothing in memory or held). */
 bool fw_blob_packed(const FwBlob *b);
@@ -102,7 +108,7 @@ int fw_blob_unpack(FwBlob *b, const FwLimits *limits);
 /* fw_blob_find(), then fw_blob_unpack(): a blob ready to serve. On an unpacking error,
  * *ret_failed is the compressed file. */
 int fw_blob_open(char *const *roots, const char *name, const FwLimits *limits, FwBlob **ret,
-		 char ***tried, char **ret_failed);
+		 char **ret_failed);
 
 /*
  * Tests only: fn stands in for the openat2() system call (how is a struct open_how; it

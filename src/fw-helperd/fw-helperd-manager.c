@@ -533,6 +533,7 @@ static void add_request_fields(LogEntry *e, const Request *req)
 static void log_completion(Manager *m, Request *req)
 {
 	_cleanup_free_ char *shown = cescape(req->name);
+	_cleanup_strv_free_ char **tried = NULL;
 	LogEntry e = {};
 
 	add_request_fields(&e, req);
@@ -556,12 +557,13 @@ static void log_completion(Manager *m, Request *req)
 		verify_log(&req->verify, &e, req->name, req->path, false);
 		return;
 	case REQUEST_MISSING:
-		for (char **t = req->tried; t && *t; t++)
+		(void)fw_search_candidates(request_roots(req), req->name, &tried);
+		for (char **t = tried; t && *t; t++)
 			log_entry_add_string(&e, "FW_TRIED", *t);
 		log_entry_send(&e, is_optional(m, req->name) ? m->config->optional_log_level : LOG_WARNING,
 			       0, FW_MESSAGE_MISSING,
 			       "Firmware %s not found in %zu places; answered -1.", shown,
-			       strv_length(req->tried));
+			       strv_length(tried));
 		return;
 	default:
 		if (req->path)

@@ -91,7 +91,7 @@ static void prewarm_job_run(SleepJob *job)
 	left = b->budget - MIN(atomic_load(&b->reserved), b->budget);
 	limits = (FwLimits){ .max_size = MIN(b->max_size, left), .memory = b->unpack_memory,
 			     .deadline = b->deadline };
-	r = fw_blob_open(b->roots, j->name, &limits, &blob, NULL, NULL);
+	r = fw_blob_open(b->roots, j->name, &limits, &blob, NULL);
 	if (r < 0) {
 		/* EFBIG: over what the cache may still take; ETIMEDOUT: no unpack memory in time */
 		j->error = r == -EFBIG ? -ENOSPC : r == -ETIMEDOUT ? -ETIME : r;

@@ -62,7 +62,6 @@ Request *request_free(Request *r)
 	free(r->path);
 	strv_free(r->roots);
 	fw_root_set_unref(r->root_set);
-	strv_free(r->tried);
 	verify_check_done(&r->verify);
 	free(r);
 	return NULL;
@@ -212,9 +211,9 @@ static bool request_resolve(Request *r)
 
 	if (r->cached || r->blob)
 		return true; /* held in memory, or found on the loop before it was queued */
-	e = r->root_set ? fw_blob_find_in(r->root_set, r->name, r->max_size, &r->blob, &r->tried,
+	e = r->root_set ? fw_blob_find_in(r->root_set, r->name, r->max_size, &r->blob,
 					  &r->path) :
-			  fw_blob_find(r->roots, r->name, r->max_size, &r->blob, &r->tried, &r->path);
+			  fw_blob_find(r->roots, r->name, r->max_size, &r->blob, &r->path);
 	if (e < 0) {
 		r->error = e;
 		r->result = e == -ENOENT ? REQUEST_MISSING : REQUEST_FAILED;

@@ -91,7 +91,6 @@ typedef struct Request {
 	int64_t bytes;
 	char *path;		/* the file served */
 	FwCompression compression;
-	char **tried;		/* every path looked at, when missing */
 	VerifyCheck verify;	/* the manifest check of the blob found */
 	bool verified_held;	/* verify is the check made when cached was read (prewarm) */
 	usec_t duration;

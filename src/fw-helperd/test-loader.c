@@ -192,15 +192,14 @@ static char **roots_default(void)
 }
 
 /* Loads name and returns its contents as a string (plain or decompressed), or NULL. */
-static int load(const char *name, uint64_t max_size, FwBlob **ret_blob, char **ret_contents,
-		char ***tried)
+static int load(const char *name, uint64_t max_size, FwBlob **ret_blob, char **ret_contents)
 {
 	_cleanup_strv_free_ char **roots = roots_default();
 	_cleanup_(fw_blob_freep) FwBlob *b = NULL;
 	char *contents;
 	int r;
 
-	r = fw_blob_open(roots, name, LIMITS(max_size), &b, tried, NULL);
+	r = fw_blob_open(roots, name, LIMITS(max_size), &b, NULL);
 	if (r < 0)
 		return r;
 	contents = calloc(1, b->size + 1);
@@ -221,7 +220,7 @@ static void expect_contents(const char *name, const char *want, const char *what
 	_cleanup_free_ char *got = NULL;
 	int r;
 
-	r = load(name, 64 * MiB, NULL, &got, NULL);
+	r = load(name, 64 * MiB, NULL, &got);
 	check(r == 0 && strcmp(got, want) == 0, what, "wanted '%s', got %s '%s'", want,
 	      r < 0 ? strerror(-r) : "contents", got ?: "");
 }
@@ -231,7 +230,7 @@ static void expect_error(const char *name, uint64_t max_size, int want, const ch
 	_cleanup_free_ char *got = NULL;
 	int r;
 
-	r = load(name, max_size, NULL, &got, NULL);
+	r = load(name, max_size, NULL, &got);
 	check(r == want, what, "wanted %s, got %s%s%s", strerror(-want), r < 0 ? strerror(-r) : "a blob",
 	      got ? ": " : "", got ?: "");
 }
@@ -312,32 +311,25 @@ static void test_precedence(void)
 	expect_error("prec.bin", 64 * MiB, -ENOENT, "gone from every root: -ENOENT");
 }
 
-static void test_tried(void)
+/* Where a name not found was looked for, for the journal: the search's own order. */
+static void test_candidates(void)
 {
 	_cleanup_strv_free_ char **tried = NULL, **roots = roots_default();
 	_cleanup_free_ char *contents = NULL, *first = NULL, *zst = NULL, *last = NULL;
 	size_t n_roots = strv_length(roots);
 	int r;
 
-	r = load("nowhere.bin", 64 * MiB, NULL, &contents, &tried);
+	r = load("nowhere.bin", 64 * MiB, NULL, &contents);
+	check(r == -ENOENT, "a name in no root: -ENOENT", "got %s", strerror(-r));
+	r = fw_search_candidates(roots, "nowhere.bin", &tried);
 	first = path_join(roots[0], "nowhere.bin");
 	zst = path_join(roots[0], "nowhere.bin.zst");
 	last = path_join(roots[n_roots - 1], "nowhere.bin.xz");
-	check(r == -ENOENT && strv_length(tried) == 3 * n_roots && strcmp(tried[0], first) == 0 &&
+	check(r == 0 && strv_length(tried) == 3 * n_roots && strcmp(tried[0], first) == 0 &&
 		      strcmp(tried[n_roots], zst) == 0 && strcmp(tried[3 * n_roots - 1], last) == 0,
-	      "tried lists every root for plain, then .zst, then .xz", "got %s, %zu paths, first '%s'",
-	      strerror(-r), strv_length(tried), tried ? tried[0] : "(none)");
-
-	/* found (in the last root): no list is made, its strings would only be thrown away */
-	strv_free(tried);
-	tried = NULL;
-	contents = mfree(contents);
-	put_string("extra/found.bin", "found");
-	r = load("found.bin", 64 * MiB, NULL, &contents, &tried);
-	check(r == 0 && contents && strcmp(contents, "found") == 0 && !tried,
-	      "a name found leaves tried alone", "got %s, %zu paths", strerror(-r),
-	      strv_length(tried));
-	rm("extra/found.bin");
+	      "the candidates are every root for plain, then .zst, then .xz",
+	      "got %s, %zu paths, first '%s'", strerror(-r), strv_length(tried),
+	      tried ? tried[0] : "(none)");
 }
 
 static void test_suffix_order(void)
@@ -361,7 +353,7 @@ static void test_plain_blob(void)
 	int r;
 
 	put_string("lib/firmware/vendor/plain.bin", "0123456789");
-	r = load("vendor/plain.bin", 64 * MiB, &b, &contents, NULL);
+	r = load("vendor/plain.bin", 64 * MiB, &b, &contents);
 	check(r == 0 && b->fd >= 0 && !b->data && b->size == 10 && b->st.st_size == 10 &&
 		      S_ISREG(b->st.st_mode) && b->compression == FW_COMPRESSION_NONE &&
 		      strcmp(b->path, want_path) == 0,
@@ -379,7 +371,7 @@ static void test_compressed(void)
 	int r;
 
 	put_xz("lib/firmware/c/x.bin.xz", "xz payload", 10);
-	r = load("c/x.bin", 64 * MiB, &b, &contents, NULL);
+	r = load("c/x.bin", 64 * MiB, &b, &contents);
 	check(r == 0 && strcmp(contents, "xz payload") == 0 && b->compression == FW_COMPRESSION_XZ &&
 		      b->fd < 0 && b->data && b->size == 10 && endswith(b->path, "/c/x.bin.xz"),
 	      ".xz decompressed into memory", "got %s '%s'", strerror(-r), contents ?: "");
@@ -387,7 +379,7 @@ static void test_compressed(void)
 	contents = mfree(contents);
 
 	put_zstd("lib/firmware/c/z.bin.zst", "zstd payload", 12, true);
-	r = load("c/z.bin", 64 * MiB, &b, &contents, NULL);
+	r = load("c/z.bin", 64 * MiB, &b, &contents);
 	check(r == 0 && strcmp(contents, "zstd payload") == 0 && b->compression == FW_COMPRESSION_ZSTD &&
 		      b->fd < 0 && b->size == 12,
 	      ".zst decompressed into memory", "got %s '%s'", strerror(-r), contents ?: "");
@@ -405,7 +397,7 @@ static void test_find_then_unpack(void)
 	int r;
 
 	put_xz("lib/firmware/split/x.bin.xz", "packed payload", 14);
-	r = fw_blob_find(roots, "split/x.bin", 64 * MiB, &b, NULL, NULL);
+	r = fw_blob_find(roots, "split/x.bin", 64 * MiB, &b, NULL);
 	check(r == 0 && fw_blob_packed(b) && b->fd >= 0 && !b->data && b->size == 0 &&
 		      b->compression == FW_COMPRESSION_XZ && endswith(b->path, "/split/x.bin.xz"),
 	      "find: a .xz is found packed, its file open", "got %s", strerror(-r));
@@ -418,21 +410,21 @@ static void test_find_then_unpack(void)
 	b = fw_blob_free(b);
 
 	put_string("lib/firmware/split/bad.bin.xz", "not xz at all");
-	r = fw_blob_find(roots, "split/bad.bin", 64 * MiB, &b, NULL, NULL);
+	r = fw_blob_find(roots, "split/bad.bin", 64 * MiB, &b, NULL);
 	check(r == 0 && fw_blob_packed(b), "find: a corrupt .xz is found, not read",
 	      "got %s", strerror(-r));
 	r = r < 0 ? r : fw_blob_unpack(b, LIMITS(64 * MiB));
 	check(r == -EBADMSG, "unpack: the corrupt .xz fails there", "got %s", strerror(-r));
 	b = fw_blob_free(b);
-	r = fw_blob_open(roots, "split/bad.bin", LIMITS(64 * MiB), &b, NULL, &failed);
+	r = fw_blob_open(roots, "split/bad.bin", LIMITS(64 * MiB), &b, &failed);
 	check(r == -EBADMSG && failed && endswith(failed, "/split/bad.bin.xz"),
 	      "open: the corrupt .xz is the failed candidate", "got %s %s", strerror(-r),
 	      failed ?: "(none)");
 
 	put_string("lib/firmware/split/plain.bin", "0123456789");
-	r = fw_blob_find(roots, "split/plain.bin", 9, &b, NULL, NULL);
+	r = fw_blob_find(roots, "split/plain.bin", 9, &b, NULL);
 	check(r == -EFBIG, "find: a plain file past max_size is refused", "got %s", strerror(-r));
-	r = fw_blob_find(roots, "split/plain.bin", 10, &b, NULL, NULL);
+	r = fw_blob_find(roots, "split/plain.bin", 10, &b, NULL);
 	check(r == 0 && !fw_blob_packed(b) && b->size == 10 && fw_blob_unpack(b, LIMITS(1)) == 0,
 	      "find: a plain file is ready, unpack leaves it alone", "got %s", strerror(-r));
 }
@@ -450,12 +442,12 @@ static void test_big_compressed(void)
 	for (size_t i = 0; i < size; i++)
 		data[i] = (uint8_t)(i * 7 + i / 4096);
 	put_zstd("lib/firmware/big.bin.zst", data, size, false);
-	r = fw_blob_open(roots, "big.bin", LIMITS(size), &b, NULL, NULL);
+	r = fw_blob_open(roots, "big.bin", LIMITS(size), &b, NULL);
 	check(r == 0 && b->size == size && memcmp(b->data, data, size) == 0,
 	      "multi-MiB .zst of exactly max_size round-trips", "got %s", strerror(-r));
 	b = fw_blob_free(b);
 	put_xz("lib/firmware/big2.bin.xz", data, size);
-	r = fw_blob_open(roots, "big2.bin", LIMITS(size), &b, NULL, NULL);
+	r = fw_blob_open(roots, "big2.bin", LIMITS(size), &b, NULL);
 	check(r == 0 && b->size == size && memcmp(b->data, data, size) == 0,
 	      "multi-MiB .xz of exactly max_size round-trips", "got %s", strerror(-r));
 	expect_error("big.bin", size - 1, -EFBIG, ".zst one byte past max_size: -EFBIG");
@@ -577,18 +569,17 @@ static void test_symlinks_refused(void)
 {
 	_cleanup_free_ char *secret = fixture("outside/secret.bin"), *outside = fixture("outside"),
 			   *escape_path = fixture("lib/firmware/escape.bin"), *failed = NULL;
-	_cleanup_strv_free_ char **tried = NULL, **roots = roots_default();
+	_cleanup_strv_free_ char **roots = roots_default();
 	_cleanup_(fw_blob_freep) FwBlob *b = NULL;
 	_cleanup_free_ char *contents = NULL;
 	int r;
 
 	put_string("outside/secret.bin", "secret");
 	put_symlink("lib/firmware/escape.bin", "../../outside/secret.bin");
-	r = load("escape.bin", 64 * MiB, NULL, &contents, &tried);
-	check(r == -EXDEV && !contents && strv_length(tried) == 3 * strv_length(roots),
-	      "symlink out of every root: -EXDEV, after every later candidate was tried",
-	      "got %s '%s' after %zu paths", strerror(-r), contents ?: "", strv_length(tried));
-	r = fw_blob_open(roots, "escape.bin", LIMITS(64 * MiB), &b, NULL, &failed);
+	r = load("escape.bin", 64 * MiB, NULL, &contents);
+	check(r == -EXDEV && !contents, "symlink out of every root, nothing else found: -EXDEV",
+	      "got %s '%s'", strerror(-r), contents ?: "");
+	r = fw_blob_open(roots, "escape.bin", LIMITS(64 * MiB), &b, &failed);
 	check(r == -EXDEV && failed && strcmp(failed, escape_path) == 0,
 	      "the refused candidate is the one reported, not the last one tried", "got %s '%s'",
 	      strerror(-r), failed ?: "(null)");
@@ -755,7 +746,7 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
 static void run_suite(void)
 {
 	test_precedence();
-	test_tried();
+	test_candidates();
 	test_suffix_order();
 	test_plain_blob();
 	test_compressed();

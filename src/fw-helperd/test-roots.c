@@ -112,18 +112,18 @@ static void test_set(void)
 	touch("set-b/fw.bin");
 
 	CHECK(fw_root_set_open(roots, &set) == 0 && fw_root_set_settled(set));
-	CHECK(fw_blob_find_in(set, "fw.bin", UINT64_MAX, &b, NULL, NULL) == 0);
+	CHECK(fw_blob_find_in(set, "fw.bin", UINT64_MAX, &b, NULL) == 0);
 	found = at("set-b/fw.bin");
 	CHECK(b && strcmp(b->path, found) == 0);
 
 	mkdir_at("set-a");
 	touch("set-a/fw.bin");
-	CHECK(fw_blob_find_in(set, "fw.bin", UINT64_MAX, &c, NULL, NULL) == 0);
+	CHECK(fw_blob_find_in(set, "fw.bin", UINT64_MAX, &c, NULL) == 0);
 	CHECK(c && strcmp(c->path, found) == 0); /* set-a came after the set */
 	fw_blob_free(c);
 	c = NULL;
 	CHECK(fw_root_set_open(roots, &again) == 0);
-	CHECK(fw_blob_find_in(again, "fw.bin", UINT64_MAX, &c, NULL, NULL) == 0);
+	CHECK(fw_blob_find_in(again, "fw.bin", UINT64_MAX, &c, NULL) == 0);
 	CHECK(c && strstr(c->path, "/set-a/"));
 	CHECK(fw_root_set_ref(again) == again && !fw_root_set_unref(again));
 

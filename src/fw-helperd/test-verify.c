@@ -576,7 +576,7 @@ static int test_verify_blob(void)
 
 	CHECK(write_sums(fx.blob_sum, "test.bin") == 0);
 	CHECK(verifier_from("[Integrity]\nPolicy=enforce\n", &v) == 0);
-	CHECK(fw_blob_open(roots, "test.bin", LIMITS(1U << 30), &blob, NULL, NULL) == 0);
+	CHECK(fw_blob_open(roots, "test.bin", LIMITS(1U << 30), &blob, NULL) == 0);
 	CHECK(verify_blob(v, roots, "test.bin", blob, &c) == 0 && c.status == VERIFY_MATCH);
 	verify_check_done(&c);
 
@@ -599,7 +599,7 @@ static int hold(Verifier *v, const char *name, CachedBlob **ret)
 	char *roots[] = { fx.root, NULL };
 	int r;
 
-	r = fw_blob_open(roots, name, LIMITS(1U << 30), &blob, NULL, NULL);
+	r = fw_blob_open(roots, name, LIMITS(1U << 30), &blob, NULL);
 	if (r < 0)
 		return r;
 	r = cached_blob_hold(name, blob, v, roots, USEC_INFINITY, NULL, ret);
@@ -754,7 +754,7 @@ static int test_stream_precommit(void)
 	char *roots[] = { fx.root, NULL };
 	const FwStreamOps ops = { .observe = observe, .precommit = precommit, .sendfile = true };
 
-	CHECK(fw_blob_open(roots, "test.bin", LIMITS(1U << 30), &blob, NULL, NULL) == 0);
+	CHECK(fw_blob_open(roots, "test.bin", LIMITS(1U << 30), &blob, NULL) == 0);
 
 	hook = (typeof(hook)){ .in_order = true, .precommit_result = -EACCES };
 	CHECK(reset_request() == 0);
