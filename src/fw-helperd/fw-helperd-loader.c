@@ -51,6 +51,13 @@ void fw_loader_test_set_openat2(fw_openat2_fn fn)
 	atomic_store(&openat2_usable, true);
 }
 
+static fw_walk_step_fn walk_step_hook;
+
+void fw_loader_test_set_walk_step(fw_walk_step_fn fn)
+{
+	walk_step_hook = fn;
+}
+
 static bool isempty(const char *s)
 {
 	return !s || !*s;
@@ -355,6 +362,46 @@ static int walk_open_dir(int dir_fd, const char *comp)
 }
 
 /*
+ * The hand walk cannot see a directory renamed out of the root while it stands in it,
+ * which openat2() guards against. So once the file is open, the directory it was found in
+ * must still lie depth levels below the root: as many ".." from it lead to the root.
+ */
+static int verify_beneath(int dir_fd, unsigned depth, const struct stat *root)
+{
+	_cleanup_close_ int owned = -EBADF;
+	struct stat st;
+
+	for (unsigned i = 0; i < depth; i++) {
+		int up = openat(dir_fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+		if (up < 0)
+			return -errno;
+		safe_close(owned);
+		dir_fd = owned = up;
+	}
+	if (fstat(dir_fd, &st) < 0)
+		return -errno;
+	return st.st_dev == root->st_dev && st.st_ino == root->st_ino ? 0 : -EXDEV;
+}
+
+/* The walk's last step, st what it is: opened, then checked to be beneath root (NULL: the
+ * walk never left the root, where no rename can have taken it). */
+static int open_last(int dir_fd, const char *name, const struct stat *st, const struct stat *root,
+		     unsigned depth, int *ret_fd, struct stat *ret_st)
+{
+	_cleanup_close_ int fd = -EBADF;
+	int r;
+
+	r = open_checked(-EBADF, st, dir_fd, name, openat_read_nofollow, &fd, ret_st);
+	if (r >= 0 && root)
+		r = verify_beneath(dir_fd, depth, root);
+	if (r < 0)
+		return r;
+	*ret_fd = TAKE_FD(fd);
+	return 0;
+}
+
+/*
  * The openat2(RESOLVE_BENEATH) walk done by hand, one step at a time: ".." may not climb
  * above the root, absolute symlinks are refused, relative ones are spliced into the rest
  * of the path, as the kernel does. A directory on the way is opened at once (O_DIRECTORY
@@ -362,8 +409,8 @@ static int walk_open_dir(int dir_fd, const char *comp)
  * first, so the last step opens for reading only what is a regular file there, relative
  * to the directory already resolved and without following anything.
  */
-static int walk_beneath(int root_fd, const char *path, int *ret_fd, struct stat *ret_st,
-			bool *ret_descended)
+static int walk_beneath(int root_fd, const struct stat *root_st, const char *path, int *ret_fd,
+			struct stat *ret_st)
 {
 	_cleanup_free_ char *left = NULL;
 	_cleanup_close_ int owned = -EBADF;	/* dir_fd once the walk left the root */
@@ -388,9 +435,10 @@ static int walk_beneath(int root_fd, const char *path, int *ret_fd, struct stat 
 		fd = last ? -ENOTDIR : walk_open_dir(dir_fd, comp);
 		if (fd >= 0) {
 			depth = strcmp(comp, "..") == 0 ? depth - 1 : depth + 1;
-			*ret_descended = true;
 			safe_close(owned);
 			dir_fd = owned = fd;
+			if (walk_step_hook)
+				walk_step_hook(comp);
 			continue;
 		}
 		if (fd != -ENOTDIR)
@@ -407,8 +455,8 @@ static int walk_beneath(int root_fd, const char *path, int *ret_fd, struct stat 
 		} else if (!last)
 			return -ENOTDIR; /* a directory only if it was just put there: not followed */
 		else
-			return open_checked(-EBADF, &st, dir_fd, comp, openat_read_nofollow, ret_fd,
-					    ret_st);
+			return open_last(dir_fd, comp, &st, dir_fd == root_fd ? NULL : root_st, depth,
+					 ret_fd, ret_st);
 	}
 	if (r < 0)
 		return r;
@@ -420,75 +468,14 @@ struct FwRootSet {
 	char **paths;
 	size_t n;
 	bool settled;	/* every root opened or absent: no error that may pass */
-	_Atomic(char *) *at;	/* per root: where /proc says its handle is, once asked */
+	struct stat *st;	/* per root opened: what its handle is, for verify_beneath() */
 	int fds[];	/* per root: its handle, or -ENOENT (absent), or another -errno */
 };
-
-static int fd_get_path(int fd, char ret[static PATH_MAX])
-{
-	char proc[sizeof("/proc/self/fd/") + 12];
-	ssize_t n;
-
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%i", fd);
-	n = readlink(proc, ret, PATH_MAX - 1);
-	if (n < 0)
-		return -errno;
-	ret[n] = 0;
-	return 0;
-}
-
-/*
- * Where root j's handle is, by /proc (NULL without), asked once in the set's life by
- * whichever thread asks first. Should the root be moved, the roots' watch replaces the
- * set; until then files are checked against where the root was when asked.
- */
-static const char *root_at(const FwRootSet *s, size_t j)
-{
-	char path[PATH_MAX], *mine, *known = atomic_load(&s->at[j]);
-
-	if (known)
-		return known;
-	if (fd_get_path(s->fds[j], path) < 0 || !(mine = strdup(path)))
-		return NULL;
-	if (atomic_compare_exchange_strong(&s->at[j], &known, mine))
-		return mine;
-	free(mine); /* another thread was first: known is its answer */
-	return known;
-}
-
-/*
- * The hand walk cannot see a directory renamed out of the root while it stands in it,
- * which openat2() guards against. So check where the file really is, when /proc tells.
- */
-static int verify_beneath(const char *root, int fd)
-{
-	char file[PATH_MAX];
-	size_t n;
-
-	if (!root || fd_get_path(fd, file) < 0)
-		return 0; /* no /proc: the walk alone has to do */
-	n = strlen(root);
-	if (strcmp(root, "/") == 0 || (strncmp(file, root, n) == 0 && file[n] == '/'))
-		return 0;
-	return -EXDEV;
-}
 
 static int open_beneath_fallback(const FwRootSet *set, size_t j, const char *path, int *ret_fd,
 				 struct stat *ret_st)
 {
-	_cleanup_close_ int fd = -EBADF;
-	bool descended = false;
-	int r;
-
-	r = walk_beneath(set->fds[j], path, &fd, ret_st, &descended);
-	if (r < 0)
-		return r;
-	/* a file found in the root itself cannot have been moved out of it by a rename */
-	r = descended ? verify_beneath(root_at(set, j), fd) : 0;
-	if (r < 0)
-		return r;
-	*ret_fd = TAKE_FD(fd);
-	return 0;
+	return walk_beneath(set->fds[j], &set->st[j], path, ret_fd, ret_st);
 }
 
 /*
@@ -696,10 +683,10 @@ int fw_root_set_open(char *const *roots, FwRootSet **ret)
 	if (!s)
 		return -ENOMEM;
 	s->paths = strv_copy(roots);
-	s->at = calloc(n ?: 1, sizeof(*s->at));
-	if (!s->paths || !s->at) {
+	s->st = calloc(n ?: 1, sizeof(struct stat));
+	if (!s->paths || !s->st) {
 		strv_free(s->paths);
-		free(s->at);
+		free(s->st);
 		free(s);
 		return -ENOMEM;
 	}
@@ -708,6 +695,12 @@ int fw_root_set_open(char *const *roots, FwRootSet **ret)
 	s->settled = true;
 	for (size_t j = 0; j < n; j++) {
 		s->fds[j] = open_root(roots[j]);
+		if (s->fds[j] >= 0 && fstat(s->fds[j], &s->st[j]) < 0) {
+			int e = -errno;
+
+			safe_close(s->fds[j]);
+			s->fds[j] = e;
+		}
 		if (s->fds[j] < 0 && s->fds[j] != -ENOENT)
 			s->settled = false;
 	}
@@ -731,11 +724,9 @@ FwRootSet *fw_root_set_unref(FwRootSet *s)
 {
 	if (!s || atomic_fetch_sub(&s->n_ref, 1) > 1)
 		return NULL;
-	for (size_t j = 0; j < s->n; j++) {
+	for (size_t j = 0; j < s->n; j++)
 		safe_close(s->fds[j]);
-		free(atomic_load(&s->at[j]));
-	}
-	free(s->at);
+	free(s->st);
 	strv_free(s->paths);
 	free(s);
 	return NULL;

@@ -117,3 +117,8 @@ int fw_blob_open(char *const *roots, const char *name, const FwLimits *limits, F
  */
 typedef long (*fw_openat2_fn)(int dir_fd, const char *path, void *how, size_t size);
 void fw_loader_test_set_openat2(fw_openat2_fn fn);
+
+/* Tests only: fn is called after each directory the hand walk steps into (NULL: none), so a
+ * test can rename it away while the walk stands in it. */
+typedef void (*fw_walk_step_fn)(const char *dir);
+void fw_loader_test_set_walk_step(fw_walk_step_fn fn);

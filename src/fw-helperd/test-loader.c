@@ -760,6 +760,40 @@ static void run_suite(void)
 	test_special_files();
 }
 
+static unsigned renamed_away;
+
+static void rename_vendor_away(const char *dir)
+{
+	_cleanup_free_ char *from = fixture("lib/firmware/vendor"), *to = fixture("outside/vendor");
+
+	if (strcmp(dir, "vendor") != 0 || renamed_away++ > 0)
+		return;
+	mkdir_parents(to);
+	if (rename(from, to) < 0)
+		die("rename");
+}
+
+/*
+ * The race openat2() guards against, done by hand: the directory the walk stands in is
+ * renamed out of the root before the file in it is opened. What it then finds lies
+ * outside every root and must not be served (fallback pass only: the hook is the walk's).
+ */
+static void test_walk_renamed(void)
+{
+	_cleanup_free_ char *contents = NULL;
+	int r;
+
+	put_string("lib/firmware/vendor/moved.bin", "moved out under the walk");
+	fw_loader_test_set_walk_step(rename_vendor_away);
+	r = load("vendor/moved.bin", 64 * MiB, NULL, &contents);
+	fw_loader_test_set_walk_step(NULL);
+	check(renamed_away == 1, "the directory was renamed while the walk stood in it", "%u renames",
+	      renamed_away);
+	check(r < 0 && !contents, "a file whose directory left the root meanwhile is not served",
+	      "got %s '%s'", strerror(-r), contents ?: "");
+	rm("outside/vendor/moved.bin");
+}
+
 static bool have_openat2(void)
 {
 	struct open_how how = { .flags = O_PATH | O_CLOEXEC };
@@ -793,6 +827,8 @@ int main(void)
 		run_suite();
 		if (pass == 0)
 			test_openat2_errors();
+		else
+			test_walk_renamed();
 		nftw(base, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 	}
 
