@@ -493,9 +493,9 @@ static bool surely_absent(int root_fd, const char *path)
 
 /*
  * openat2() is missing before Linux 5.6 (ENOSYS), and a seccomp filter that does not know
- * it answers EPERM (systemd's SystemCallErrorNumber=EPERM; RestrictSUIDSGID= answers ENOSYS,
- * since it cannot see the flags of an open_how): either way, for the life of the process,
- * the same checks are done by hand. probe: the candidate is less likely there than not
+ * it answers EPERM (systemd's SystemCallErrorNumber=EPERM; RestrictSUIDSGID=, which the
+ * shipped unit sets, refuses it outright, as a filter cannot see the flags of an open_how):
+ * either way, for the life of the process, the same checks are done by hand. probe: the candidate is less likely there than not
  * (fw_blob_find_in()), so by hand it is looked up plainly before it is walked.
  */
 static int open_beneath(const FwRootSet *set, size_t j, const char *path, bool probe,
