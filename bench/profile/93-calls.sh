@@ -1,0 +1,51 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# bench/calls.sh's case: what a system call costs in the guest, from the test's shell, in
+# a unit with no sandbox and in a unit with fw-helperd's own (the [Service] lines of the
+# installed fw-helperd.service that confine it), ROUNDS times in turn; medians in ns.
+. /usr/lib/fwh-vmtest/lib.sh
+. /usr/lib/fwh-vmtest/bench.sh
+need_fw_helperd
+CALLS=/usr/lib/fwh-vmtest/peers/calls
+[ -x "$CALLS" ] || skip "no calls program (run bench/calls.sh)"
+ROUNDS=7
+N=20000
+
+unit=$(systemctl show -P FragmentPath fw-helperd.service)
+[ -f "$unit" ] || fail "fw-helperd.service has no unit file"
+sandboxed=/run/systemd/system/fwh-calls-sandbox.service
+plain=/run/systemd/system/fwh-calls-plain.service
+at_exit "rm -f '$sandboxed' '$plain'; systemctl daemon-reload"
+printf '[Service]\nType=oneshot\nExecStart=%s %s\n' "$CALLS" "$N" >"$plain"
+{
+	cat "$plain"
+	awk '/^\[Service\]/ { s = 1; next } /^\[/ { s = 0 }
+		s && /^(CapabilityBoundingSet|NoNewPrivileges|Protect|DevicePolicy|ReadWritePaths|Restrict|IPAddressDeny|LockPersonality|MemoryDeny|RemoveIPC|SystemCall|UMask|MemoryMax)=/' "$unit"
+} >"$sandboxed"
+systemctl daemon-reload
+info "# the sandbox, from $unit:"
+sed -n '4,$p' "$sandboxed" | sed 's/^/#   /'
+
+# last_line UNIT: what the unit's last run printed
+last_line() { journalctl -b -u "$1" -o cat --no-pager | grep '^getppid ' | tail -n 1; }
+
+out=$FWH_CASE_TMP/calls
+: >"$out"
+for r in $(seq "$ROUNDS"); do
+	echo "shell $("$CALLS" "$N")" >>"$out"
+	systemctl start fwh-calls-plain.service || fail "fwh-calls-plain.service"
+	echo "unit $(last_line fwh-calls-plain.service)" >>"$out"
+	systemctl start fwh-calls-sandbox.service || fail "fwh-calls-sandbox.service"
+	echo "sandbox $(last_line fwh-calls-sandbox.service)" >>"$out"
+done
+systemctl start fw-helperd.service
+pid=$(systemctl show -P MainPID fw-helperd.service)
+info "# fw-helperd's $(grep '^Seccomp_filters' "/proc/$pid/status" | tr -s '\t' ' ')"
+[ "$(grep -c '^sandbox getppid' "$out")" = "$ROUNDS" ] || fail "a run printed nothing: $(cat "$out")"
+info "# ns per call, median of $ROUNDS runs of $N each:"
+printf '%-8s %10s %10s %10s\n' where getppid stat-miss open-close
+for w in shell unit sandbox; do
+	for k in 3 5 7; do
+		awk -v w="$w" -v k="$k" '$1 == w { print $k }' "$out" | stats | cut -d' ' -f1
+	done | xargs printf "%-8s %10s %10s %10s\n" "$w"
+done
