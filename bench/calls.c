@@ -6,6 +6,7 @@
  *               to every call shows here
  *   stat-miss   a path lookup that fails at its first component
  *   open-close  a directory of three components opened (O_PATH) and closed again
+ * and then how many seccomp filters it ran under (/proc/self/status; -1 when not told).
  * bench/calls.sh runs it in the guest, from a shell and in units with and without
  * fw-helperd's sandbox. Built static on the host; never shipped.
  */
@@ -16,6 +17,21 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+static int seccomp_filters(void)
+{
+	char line[256];
+	int n = -1;
+	FILE *f = fopen("/proc/self/status", "re");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Seccomp_filters: %d", &n) == 1)
+			break;
+	fclose(f);
+	return n;
+}
 
 static long long now_ns(void)
 {
@@ -49,7 +65,7 @@ int main(int argc, char **argv)
 			close(fd);
 	}
 	t3 = now_ns();
-	printf("getppid %lld stat-miss %lld open-close %lld\n", (t1 - t0) / n, (t2 - t1) / n,
-	       (t3 - t2) / n);
+	printf("getppid %lld stat-miss %lld open-close %lld filters %d\n", (t1 - t0) / n,
+	       (t2 - t1) / n, (t3 - t2) / n, seccomp_filters());
 	return 0;
 }

@@ -24,6 +24,6 @@ cp "$here/profile/93-calls.sh" "$cases/"
 
 export FWH_VM_EXTRA_CASES=$cases FWH_VM_EXTRA_PEERS="$cases/peers/*"
 vm_boot calls result.log 93-calls
-sed -n 's/^# //p' "$run/result.log" | sed -n '/^where /,/^sandbox /p' | tee "$run/calls.txt"
+sed -n 's/^# //p' "$run/result.log" | sed -n '/^seccomp filters:/p; /^where /,/^sandbox /p' | tee "$run/calls.txt"
 echo "calls: report in ${run}calls.txt" >&2
 exit "$rc"

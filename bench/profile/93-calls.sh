@@ -20,7 +20,7 @@ printf '[Service]\nType=oneshot\nExecStart=%s %s\n' "$CALLS" "$N" >"$plain"
 {
 	cat "$plain"
 	awk '/^\[Service\]/ { s = 1; next } /^\[/ { s = 0 }
-		s && /^(CapabilityBoundingSet|NoNewPrivileges|Protect|DevicePolicy|ReadWritePaths|Restrict|IPAddressDeny|LockPersonality|MemoryDeny|RemoveIPC|SystemCall|UMask|MemoryMax)=/' "$unit"
+		s && /^(CapabilityBoundingSet|NoNewPrivileges|Protect[A-Za-z]*|DevicePolicy|ReadWritePaths|Restrict[A-Za-z]*|IPAddressDeny|LockPersonality|MemoryDenyWriteExecute|RemoveIPC|SystemCall[A-Za-z]*|UMask|MemoryMax)=/' "$unit"
 } >"$sandboxed"
 systemctl daemon-reload
 info "# the sandbox, from $unit:"
@@ -40,8 +40,11 @@ for r in $(seq "$ROUNDS"); do
 done
 systemctl start fw-helperd.service
 pid=$(systemctl show -P MainPID fw-helperd.service)
-info "# fw-helperd's $(grep '^Seccomp_filters' "/proc/$pid/status" | tr -s '\t' ' ')"
+want=$(awk '/^Seccomp_filters:/ { print $2 }' "/proc/$pid/status")
 [ "$(grep -c '^sandbox getppid' "$out")" = "$ROUNDS" ] || fail "a run printed nothing: $(cat "$out")"
+got=$(awk '$1 == "sandbox" { print $9; exit }' "$out")
+info "seccomp filters: fw-helperd $want, the sandboxed runs $got, the others $(awk '$1 == "unit" { print $9; exit }' "$out")"
+[ "$got" = "$want" ] || fail "the sandboxed unit ran under $got seccomp filters, fw-helperd under $want"
 info "# ns per call, median of $ROUNDS runs of $N each:"
 printf '%-8s %10s %10s %10s\n' where getppid stat-miss open-close
 for w in shell unit sandbox; do

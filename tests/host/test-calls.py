@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Host test of bench/calls.c: it prints a mean per call for each kind, and refuses a
-count that is not positive.
+"""Host test of bench/calls.c: it prints a mean per call for each kind and the seccomp
+filters it ran under, and refuses a count that is not positive.
 
 usage: test-calls.py CALLS
 """
@@ -12,7 +12,7 @@ import sys
 CALLS = sys.argv[1]
 
 out = subprocess.run([CALLS, "100"], capture_output=True, text=True, check=True).stdout
-m = re.fullmatch(r"getppid (\d+) stat-miss (\d+) open-close (\d+)\n", out)
+m = re.fullmatch(r"getppid (\d+) stat-miss (\d+) open-close (\d+) filters (-?\d+)\n", out)
 if not m:
     sys.exit(f"FAIL: unexpected output {out!r}")
 print(f"ok - calls printed {out.strip()}")
