@@ -16,13 +16,7 @@ set -euo pipefail
 # shellcheck source=bench/common.sh
 . "$(dirname "$0")/common.sh"
 
-cases=$(mktemp -d)
-trap 'rm -rf "$cases"' EXIT
-mkdir -p "$cases/peers"
-gcc -static -O2 -Wall -o "$cases/peers/calls" "$here/calls.c"
-cp "$here/profile/93-calls.sh" "$cases/"
-
-export FWH_VM_EXTRA_CASES=$cases FWH_VM_EXTRA_PEERS="$cases/peers/*"
+extra_case calls 93-calls
 vm_boot calls result.log 93-calls
 sed -n 's/^# //p' "$run/result.log" | sed -n '/^seccomp filters:/p; /^where /,/^sandbox /p' | tee "$run/calls.txt"
 echo "calls: report in ${run}calls.txt" >&2

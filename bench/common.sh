@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 # shellcheck shell=bash disable=SC2034 # $series is for the script that sources this
-# Sourced by bench/run.sh, bench/profile.sh and bench/phases.sh: sets $here, $repo and,
-# from the arguments, $series (--kernel 6.1|6.12); -h prints the script's header comment.
+# Sourced by bench/run.sh, bench/profile.sh, bench/phases.sh and bench/calls.sh: sets $here,
+# $repo and, from the arguments, $series (--kernel 6.1|6.12); -h prints the script's header
+# comment.
 
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
@@ -16,6 +17,18 @@ while [ $# -gt 0 ]; do
 	shift
 done
 export FWH_VM_BUILDDIR=${FWH_VM_BUILDDIR:-$repo/build-bench}
+
+# extra_case PROG CASE: the bed is to run bench/profile/CASE.sh, with bench/PROG.c built
+# static among its peers (/usr/lib/fwh-vmtest/peers/PROG in the guest): both in a temporary
+# directory, removed on exit, handed over as FWH_VM_EXTRA_CASES and FWH_VM_EXTRA_PEERS.
+extra_case() {
+	cases=$(mktemp -d)
+	trap 'rm -rf "$cases"' EXIT
+	mkdir -p "$cases/peers"
+	gcc -static -O2 -Wall -o "$cases/peers/$1" "$here/$1.c"
+	cp "$here/profile/$2.sh" "$cases/"
+	export FWH_VM_EXTRA_CASES=$cases FWH_VM_EXTRA_PEERS="$cases/peers/*"
+}
 
 # vm_boot KIND FILE CASES: boots the test bed on $series for CASES, its logs under
 # $FWH_VM_BUILDDIR/KIND-logs/; sets $run, the boot's directory, which must hold FILE

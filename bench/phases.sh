@@ -24,13 +24,7 @@ set -euo pipefail
 # shellcheck source=bench/common.sh
 . "$(dirname "$0")/common.sh"
 
-cases=$(mktemp -d)
-trap 'rm -rf "$cases"' EXIT
-mkdir -p "$cases/peers"
-gcc -static -O2 -Wall -o "$cases/peers/floor" "$here/floor.c"
-cp "$here/profile/92-phases-requests.sh" "$cases/"
-
-export FWH_VM_EXTRA_CASES=$cases FWH_VM_EXTRA_PEERS="$cases/peers/*"
+extra_case floor 92-phases-requests
 vm_boot phases result.log 92-phases-requests
 python3 "$here/phases.py" "$run/result.log" | tee "$run/phases.txt"
 echo "phases: report in ${run}phases.txt" >&2
