@@ -322,8 +322,10 @@ static int walk_open_step(int dir_fd, const char *comp, struct stat *ret_st)
 	return TAKE_FD(fd);
 }
 
-/* The symlink (as walk_splice_symlink() names it) spliced into *left, counted against
- * SYMLINKS_MAX as the kernel does. */
+/*
+ * The symlink (as walk_splice_symlink() names it) spliced into *left, counted against
+ * SYMLINKS_MAX as the kernel does.
+ */
 static int walk_follow(int dir_fd, const char *name, unsigned *links, char **left)
 {
 	if (++*links > SYMLINKS_MAX)
@@ -384,8 +386,10 @@ static int verify_beneath(int dir_fd, unsigned depth, const struct stat *root)
 	return st.st_dev == root->st_dev && st.st_ino == root->st_ino ? 0 : -EXDEV;
 }
 
-/* The walk's last step, st what it is: opened, then checked to be beneath root (NULL: the
- * walk never left the root, where no rename can have taken it). */
+/*
+ * The walk's last step, st what it is: opened, then checked to be beneath root (NULL: the
+ * walk never left the root, where no rename can have taken it).
+ */
 static int open_last(int dir_fd, const char *name, const struct stat *st, const struct stat *root,
 		     unsigned depth, int *ret_fd, struct stat *ret_st)
 {
@@ -472,12 +476,6 @@ struct FwRootSet {
 	int fds[];	/* per root: its handle, or -ENOENT (absent), or another -errno */
 };
 
-static int open_beneath_fallback(const FwRootSet *set, size_t j, const char *path, int *ret_fd,
-				 struct stat *ret_st)
-{
-	return walk_beneath(set->fds[j], &set->st[j], path, ret_fd, ret_st);
-}
-
 /*
  * Whether path is surely not below root_fd, by one plain lookup. That lookup follows what
  * the walk refuses, but a name it does not find (ENOENT, ENOTDIR) the walk cannot find
@@ -495,8 +493,9 @@ static bool surely_absent(int root_fd, const char *path)
  * openat2() is missing before Linux 5.6 (ENOSYS), and a seccomp filter that does not know
  * it answers EPERM (systemd's SystemCallErrorNumber=EPERM; RestrictSUIDSGID=, which the
  * shipped unit sets, refuses it outright, as a filter cannot see the flags of an open_how):
- * either way, for the life of the process, the same checks are done by hand. probe: the candidate is less likely there than not
- * (fw_blob_find_in()), so by hand it is looked up plainly before it is walked.
+ * either way, for the life of the process, the same checks are done by hand. probe: the
+ * candidate is less likely there than not (fw_blob_find_in()), so by hand it is looked up
+ * plainly before it is walked.
  */
 static int open_beneath(const FwRootSet *set, size_t j, const char *path, bool probe,
 			int *ret_fd, struct stat *ret_st)
@@ -512,7 +511,7 @@ static int open_beneath(const FwRootSet *set, size_t j, const char *path, bool p
 	}
 	if (probe && surely_absent(root_fd, path))
 		return -ENOENT;
-	return open_beneath_fallback(set, j, path, ret_fd, ret_st);
+	return walk_beneath(root_fd, &set->st[j], path, ret_fd, ret_st);
 }
 
 /* Appends "/" + comp to the canonical path, or drops its last component for "..". */
