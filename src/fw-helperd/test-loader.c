@@ -584,6 +584,11 @@ static void test_symlinks_refused(void)
 	      "the refused candidate is the one reported, not the last one tried", "got %s '%s'",
 	      strerror(-r), failed ?: "(null)");
 
+	/* The last candidate of all (the last root, .xz): a refusal ends nothing. */
+	put_xz("extra/escape.bin.xz", "the very last candidate", 23);
+	expect_contents("escape.bin", "the very last candidate",
+			"refused symlink, then only the very last candidate: served");
+
 	put_string("extra/escape.bin", "harmless copy in a later root");
 	expect_contents("escape.bin", "harmless copy in a later root",
 			"refused symlink, then a good file in a later root: served");
