@@ -739,42 +739,39 @@ bool fw_root_set_settled(const FwRootSet *s)
 /* The roots of one lookup: their handles, from a set opened once for many lookups. */
 typedef struct Search {
 	const FwRootSet *set;
-	char *const *roots;
-	size_t n;
-	const int *fds;
 	char **canonical;	/* where each root really is, once a symlink leaving its root asks */
 } Search;
 
 static void search_done(Search *s)
 {
-	for (size_t j = 0; s->canonical && j < s->n; j++)
+	for (size_t j = 0; s->canonical && j < s->set->n; j++)
 		free(s->canonical[j]);
 	free(s->canonical);
 }
 
 static void search_init(Search *s, const FwRootSet *set)
 {
-	*s = (Search){ .set = set, .roots = set->paths, .n = set->n, .fds = set->fds };
+	*s = (Search){ .set = set };
 }
 
 /* Canonical paths of the roots, NULL for one that is absent or moved since it was opened. */
 static int search_canonicalize(Search *s)
 {
+	const FwRootSet *set = s->set;
 	char canonical[PATH_MAX];
 
 	if (s->canonical)
 		return 0;
-	s->canonical = calloc(s->n ?: 1, sizeof(char *));
+	s->canonical = calloc(set->n ?: 1, sizeof(char *));
 	if (!s->canonical)
 		return -ENOMEM;
-	for (size_t j = 0; j < s->n; j++) {
+	for (size_t j = 0; j < set->n; j++) {
 		_cleanup_close_ int fd = -EBADF;
-		struct stat a, b;
+		struct stat a;
 
-		if (s->fds[j] < 0 || walk_canonical(s->roots[j], canonical, &fd) < 0)
+		if (set->fds[j] < 0 || walk_canonical(set->paths[j], canonical, &fd) < 0)
 			continue;
-		if (fstat(fd, &a) < 0 || fstat(s->fds[j], &b) < 0 || a.st_dev != b.st_dev ||
-		    a.st_ino != b.st_ino)
+		if (fstat(fd, &a) < 0 || a.st_dev != set->st[j].st_dev || a.st_ino != set->st[j].st_ino)
 			continue;
 		s->canonical[j] = strdup(canonical);
 		if (!s->canonical[j])
@@ -815,7 +812,7 @@ static int open_through_roots(Search *s, const char *path, int *ret_fd, struct s
 	r = search_canonicalize(s);
 	if (r < 0)
 		return r;
-	for (j = 0; j < s->n && !rest; j++)
+	for (j = 0; j < s->set->n && !rest; j++)
 		rest = s->canonical[j] ? path_below(canonical, s->canonical[j]) : NULL;
 	if (!rest)
 		return -EXDEV;
@@ -839,8 +836,8 @@ static int try_root(Search *s, size_t j, const char *relative, const char *path,
 	struct stat st;
 	int r;
 
-	if (s->fds[j] < 0)
-		return s->fds[j];
+	if (s->set->fds[j] < 0)
+		return s->set->fds[j];
 	r = open_beneath(s->set, j, relative, probe, &fd, &st);
 	if (r == -EXDEV)
 		r = open_through_roots(s, path, &fd, &st);
@@ -922,10 +919,10 @@ int fw_blob_find_in(const FwRootSet *set, const char *name, uint64_t max_size, F
 			r = -ENOMEM;
 			break;
 		}
-		for (size_t j = 0; j < s.n && r == -ENOENT; j++) {
+		for (size_t j = 0; j < set->n && r == -ENOENT; j++) {
 			_cleanup_free_ char *path = NULL;
 
-			if (s.fds[j] == -ENOENT)
+			if (set->fds[j] == -ENOENT)
 				continue; /* an absent root has nothing */
 			path = path_join(roots[j], relative);
 			if (!path) {
