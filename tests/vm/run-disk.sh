@@ -105,6 +105,7 @@ qemu-img create -q -f qcow2 -b "$DISK_IMAGE" -F raw "$run/overlay.qcow2"
 # --- boot, and boot again for as long as the guest asks to ------------------------
 # panic=-1 + -no-reboot: a kernel panic ends qemu instead of hanging.
 append="console=ttyS0 root=/dev/vda ro panic=-1 mitigations=off fwh.bed=disk fwh.cases=$cases fwh.case_timeout=$case_timeout"
+append="$append${FWH_VM_APPEND:+ $FWH_VM_APPEND}"
 echo "$append" >"$run/cmdline"
 initrd=$DISK_INITRD
 boot=1

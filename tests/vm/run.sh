@@ -235,6 +235,7 @@ for attempt in 1 2; do
 	# log_buf_len: cases read the kernel's log since their start (dmesg); a whole
 	# suite overflows the default ring buffer before the last cases.
 	append="console=ttyS0 panic=-1 mitigations=off log_buf_len=16M fwh.cases=$boot_cases fwh.case_timeout=$case_timeout"
+	append="$append${FWH_VM_APPEND:+ $FWH_VM_APPEND}"
 	reported=$(grep -Ec '^(not )?ok [0-9]+ - ' "$run/result.txt" || true)
 	append="$append fwh.first=$((reported + 1))"
 	[ $keep = 1 ] && append="$append fwh.keep=1"
