@@ -32,6 +32,12 @@
  * CPU with the drivers being answered. A run of requests is told once, after this.
  */
 #define CHANGED_DELAY_USEC (100 * USEC_PER_MSEC)
+/*
+ * New counters alone are told at most this often: requests further apart than the delay
+ * above (a boot's drivers, one after another) would each wake PID 1 and dbus-daemon. A new
+ * state is told at once.
+ */
+#define TELL_INTERVAL_USEC (1 * USEC_PER_SEC)
 
 static const char *const state_table[_MANAGER_STATE_MAX] = {
 	[MANAGER_STARTING] = "starting",
@@ -142,6 +148,7 @@ Manager *manager_free(Manager *m)
 	sd_event_source_disable_unref(m->mountinfo_source);
 	sd_event_source_disable_unref(m->exit_timer);
 	sd_event_source_disable_unref(m->changed_timer);
+	sd_event_source_disable_unref(m->tell_timer);
 	sd_event_source_disable_unref(m->rescan_source);
 	sd_event_source_disable_unref(m->bus_reconnect);
 	sd_bus_flush_close_unref(m->bus);
@@ -826,18 +833,45 @@ static void update_watchdog(Manager *m)
 	m->watchdog_on = busy;
 }
 
+static SleepState sleep_state_of(const Manager *m)
+{
+	return m->sleep ? m->sleep->state : SLEEP_IDLE;
+}
+
+/* The bus (PropertiesChanged) and PID 1 (STATUS=) told how things stand. */
+static void tell(Manager *m)
+{
+	m->tell_timer = sd_event_source_disable_unref(m->tell_timer);
+	(void)sd_event_now(m->event, CLOCK_MONOTONIC, &m->told_usec);
+	m->told_state = m->state;
+	m->told_sleep_state = sleep_state_of(m);
+	manager_bus_emit_changed(m);
+	(void)sd_notifyf(false, "STATUS=%s: %" PRIu64 " served, %" PRIu64 " missing, %" PRIu64
+			 " failed, %u in flight", manager_state_to_string(m->state), m->served,
+			 m->missing_count, m->failed + m->rejected, m->n_requests);
+}
+
+static int on_tell(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	tell(userdata);
+	return 0;
+}
+
 static int on_changed(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	Manager *m = userdata;
+	usec_t due;
 
 	m->changed_timer = sd_event_source_disable_unref(m->changed_timer);
 	if (m->n_requests == 0)
 		root_set_release(m);
 	update_watchdog(m);
-	manager_bus_emit_changed(m);
-	(void)sd_notifyf(false, "STATUS=%s: %" PRIu64 " served, %" PRIu64 " missing, %" PRIu64
-			 " failed, %u in flight", manager_state_to_string(m->state), m->served,
-			 m->missing_count, m->failed + m->rejected, m->n_requests);
+	due = m->told_usec + TELL_INTERVAL_USEC;
+	if (m->state != m->told_state || sleep_state_of(m) != m->told_sleep_state || usec >= due)
+		tell(m);
+	else if (!m->tell_timer && /* else told when that fires, with what stands then */
+		 sd_event_add_time(m->event, &m->tell_timer, CLOCK_MONOTONIC, due, 0, on_tell, m) < 0)
+		tell(m);
 	return 0;
 }
 

@@ -92,6 +92,10 @@ typedef struct Manager {
 	sd_event_source *mountinfo_source;
 	sd_event_source *exit_timer;
 	sd_event_source *changed_timer;	/* armed while a change is still to be told */
+	sd_event_source *tell_timer;	/* armed while new counters wait for TELL_INTERVAL_USEC */
+	usec_t told_usec;		/* when the bus and PID 1 were last told */
+	ManagerState told_state;	/* and what they were told */
+	int told_sleep_state;		/* a SleepState: sleep.h is above this header */
 	sd_event_source *rescan_source;	/* a scan due on the loop's next turn (request_done()) */
 	sd_event_source *bus_reconnect;	/* armed while the bus is lost */
 	bool watchdog_on;		/* systemd's watchdog pinged (only while busy) */
@@ -163,5 +167,8 @@ int manager_search_roots(Manager *m, char ***ret);
 /* The same roots opened, as of the last manager_search_roots(); a reference, or NULL. */
 FwRootSet *manager_root_set(Manager *m);
 
-/* Counters or state changed: told to the bus and systemd once, CHANGED_DELAY_USEC later. */
+/*
+ * Counters or state changed: told to the bus and systemd once, CHANGED_DELAY_USEC later;
+ * new counters alone at most once in TELL_INTERVAL_USEC.
+ */
 void manager_changed(Manager *m);

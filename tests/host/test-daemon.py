@@ -287,10 +287,22 @@ def main():
         check("a request alone is served", wait_for(lambda: loading_of(alone) == "0"),
               loading_of(alone))
         fx.finish(alone)
-        told = notify.since_mark()
+        told = notify.since_mark(quiet=1.5)  # new counters wait up to a second to be told
         check("a request answered on the loop: STATUS= told, the watchdog left off",
               any(m.startswith("STATUS=") for m in told) and
               not any(says(m, "WATCHDOG=1") for m in told), repr(told))
+
+        # New counters alone are told at most once a second: five requests about half a
+        # second apart, each of which used to be told on its own, are told fewer times.
+        for _ in range(5):
+            dev = fx.request("vendor/fw.bin")
+            fwctl("rescan")
+            wait_for(lambda: loading_of(dev) == "0")
+            fx.finish(dev)
+            time.sleep(0.4)
+        told = [m for m in notify.since_mark(quiet=1.5) if m.startswith("STATUS=")]
+        check("five requests apart: STATUS= told fewer times, the last counters included",
+              0 < len(told) < 5 and told[-1].startswith("STATUS=running: 7 served"), repr(told))
 
         # Only what may keep the loop waiting goes to a worker: a file larger than
         # REQUEST_INLINE_MAX, and any compressed one (unpacking may wait for memory).
