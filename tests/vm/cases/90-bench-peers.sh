@@ -71,17 +71,77 @@ fwh_rule_aside=$FWH_CASE_TMP/aside-50-firmware.rules
 
 fwhd_pid() { systemctl show -p MainPID --value fw-helperd.service; }
 
-# helper_cpu PEER: CPU time (utime + stime, jiffies) of a long-lived helper
-# process; 0 for the kernel and for udev's short-lived RUN+= children.
+# helper_pid PEER: the peer's long-lived helper process; nothing for the kernel and
+# for udev's short-lived RUN+= children.
+helper_pid() {
+	case $1 in
+	fwhd|fwhd-min) fwhd_pid ;;
+	mdev) echo "$mdev_pid" ;;
+	floor|floor-min) echo "$floor_pid" ;;
+	esac
+}
+
+# helper_cpu PEER: CPU time (utime + stime, jiffies) of the helper process; 0 without one.
 helper_cpu() {
 	local pid
-	case $1 in
-	fwhd|fwhd-min) pid=$(fwhd_pid) ;;
-	mdev) pid=$mdev_pid ;;
-	floor|floor-min) pid=$floor_pid ;;
-	*) echo 0; return ;;
-	esac
-	awk '{ print $14 + $15 }' "/proc/$pid/stat" 2>/dev/null || echo 0
+	pid=$(helper_pid "$1")
+	[ -n "$pid" ] && awk '{ print $14 + $15 }' "/proc/$pid/stat" 2>/dev/null || echo 0
+}
+
+# on_cpu_ns PID...: time the processes' threads ran on a CPU (schedstat), ns.
+on_cpu_ns() {
+	local pid f t n=0
+	for pid; do
+		for f in /proc/"$pid"/task/*/schedstat; do
+			[ -r "$f" ] && read -r t _ <"$f" && n=$((n + t))
+		done
+	done
+	echo "$n"
+}
+
+# wakeups PID...: how often the processes' threads went to sleep and were woken
+# (voluntary switches), summed.
+wakeups() {
+	local pid f k v n=0
+	for pid; do
+		for f in /proc/"$pid"/task/*/status; do
+			[ -r "$f" ] || continue
+			while read -r k v _; do
+				[ "$k" = voluntary_ctxt_switches: ] && n=$((n + v))
+			done <"$f"
+		done
+	done
+	echo "$n"
+}
+
+# The cost of a series of requests beyond its time, per peer and kind (4k, 256k, miss):
+# the helper's CPU (ns), and how often PID 1, dbus-daemon and journald were woken.
+# (The whole system's CPU from /proc/stat is too coarse for a series of ten requests:
+# 10 ms ticks, and the requesting shell's own loop in it.)
+declare -A cost
+cost_snapshot() {
+	local pid
+	pid=$(helper_pid "$1")
+	# shellcheck disable=SC2046,SC2086 # no word for no helper, one a PID
+	echo "$(on_cpu_ns $pid) $(wakeups 1) $(wakeups $(pidof dbus-daemon))" \
+		"$(wakeups $(pidof systemd-journald))"
+}
+cost_start() { cost_before=$(cost_snapshot "$1"); }
+cost_add() { # PEER KIND N
+	local b a i k=$1:$2
+	read -ra b <<<"$cost_before"
+	read -ra a <<<"$(cost_snapshot "$1")"
+	for i in 0 1 2 3; do cost[$k:$i]=$(( ${cost[$k:$i]:-0} + a[i] - b[i] )); done
+	cost[$k:n]=$(( ${cost[$k:n]:-0} + $3 ))
+}
+# cost_rows WORKLOAD PEER KIND: per request; wake-ups per 100 requests
+cost_rows() {
+	local k=$2:$3 n
+	n=${cost[$k:n]:-0}
+	[ "$n" -gt 0 ] || return 0
+	row "$1" "$2" helper_cpu_us_per_req $(( ${cost[$k:0]} / 1000 / n ))
+	row "$1" "$2" wakeups_per100 \
+		"$(( ${cost[$k:1]} * 100 / n ))/$(( ${cost[$k:2]} * 100 / n ))/$(( ${cost[$k:3]} * 100 / n ))"
 }
 
 # The minimal state: no udevd to run rules or to pass events on.
@@ -310,18 +370,22 @@ small_turn() {
 	for sz in 4k 256k; do
 		f=$FWH_CASE_TMP/small-$p-$sz
 		timed "$SUB/lat-$sz.bin"     # warm-up, not counted
+		cost_start "$p"
 		for i in $(seq "$per_lat"); do
 			timed "$SUB/lat-$sz.bin"
 			if [ "$RC" = 0 ]; then echo "$US" >>"$f"; else small_bad[$p:$sz]=$((small_bad[$p:$sz] + 1)); fi
 		done
+		cost_add "$p" "$sz" "$per_lat"
 	done
 	# A helper that does not answer would make the driver wait this long.
 	set_fallback_timeout 5
+	cost_start "$p"
 	for i in $(seq "$per_miss"); do
 		timed "$SUB/missing-$r-$i.bin"
 		[ "$RC" = 0 ] && small_bad[$p:miss]=$((small_bad[$p:miss] + 1))
 		echo "$US" >>"$FWH_CASE_TMP/small-$p-miss"
 	done
+	cost_add "$p" miss "$per_miss"
 	set_fallback_timeout 60
 }
 
@@ -355,11 +419,13 @@ small_requests() {
 		for p in $PEERS; do
 			small_rows "latency-$sz" "$p" "$sz"
 			row "latency-$sz" "$p" failed "${small_bad[$p:$sz]}"
+			cost_rows "latency-$sz" "$p" "$sz"
 		done
 	done
 	for p in $PEERS; do
 		small_rows missing "$p" miss
 		row missing "$p" reported_loaded "${small_bad[$p:miss]}"
+		cost_rows missing "$p" miss
 	done
 }
 
@@ -465,11 +531,13 @@ END {
 					v[w, p, "cpu_ms_median"], r(v[w, p, "us_median"], v[w, "fwhd", "us_median"]), xfloor(w, p),
 					v[w, p, "ok_failed_rep1"], v[w, p, "ok_failed_rep2"], v[w, p, "ok_failed_rep3"] }
 		} else {
-			printf "%-10s %-6s %10s %10s %5s %12s %8s\n", "peer", "state", "median ms", "p99 ms", "n", "fwhd speedup", "x floor"
+			printf "%-10s %-6s %10s %10s %5s %12s %8s %9s  %s\n", "peer", "state", "median ms", "p99 ms", "n", "fwhd speedup", "x floor",
+				"helper us", "woken /100: PID 1/dbus/journald"
 			for (i = 1; i <= np; i++) { p = P[i]
-				printf "%-10s %-6s %10.2f %10.2f %5s %12s %8s\n", p, state(p), v[w, p, "us_median"] / 1000,
+				printf "%-10s %-6s %10.2f %10.2f %5s %12s %8s %9s  %s\n", p, state(p), v[w, p, "us_median"] / 1000,
 					v[w, p, "us_p99"] / 1000, v[w, p, "n"],
-					r(v[w, p, "us_median"], v[w, "fwhd", "us_median"]), xfloor(w, p) }
+					r(v[w, p, "us_median"], v[w, "fwhd", "us_median"]), xfloor(w, p),
+					v[w, p, "helper_cpu_us_per_req"], v[w, p, "wakeups_per100"] }
 		}
 	}
 	printf "\n## footprint (fw-helperd)\n"
