@@ -35,7 +35,7 @@
 /*
  * New counters alone are told at most this often: requests further apart than the delay
  * above (a boot's drivers, one after another) would each wake PID 1 and dbus-daemon. A new
- * state is told at once.
+ * State or SleepState does not wait for it.
  */
 #define TELL_INTERVAL_USEC (1 * USEC_PER_SEC)
 
