@@ -724,7 +724,7 @@ int manager_reload(Manager *m)
 		log_oom();
 	m->state = MANAGER_RUNNING;
 	(void)sd_notify(false, "READY=1");
-	manager_changed(m);
+	manager_state_changed(m);
 	return r;
 }
 
@@ -796,7 +796,7 @@ void manager_stop(Manager *m)
 	manager_udev_stop(m);
 	sleep_stop(m->sleep);
 	drop_deferred(m);
-	manager_changed(m);
+	manager_state_changed(m);
 	if (!m->requests) {
 		sd_event_exit(m->event, 0);
 		return;
@@ -833,18 +833,12 @@ static void update_watchdog(Manager *m)
 	m->watchdog_on = busy;
 }
 
-static SleepState sleep_state_of(const Manager *m)
-{
-	return m->sleep ? m->sleep->state : SLEEP_IDLE;
-}
-
 /* The bus (PropertiesChanged) and PID 1 (STATUS=) told how things stand. */
 static void tell(Manager *m)
 {
 	m->tell_timer = sd_event_source_disable_unref(m->tell_timer);
 	(void)sd_event_now(m->event, CLOCK_MONOTONIC, &m->told_usec);
-	m->told_state = m->state;
-	m->told_sleep_state = sleep_state_of(m);
+	m->state_untold = false;
 	manager_bus_emit_changed(m);
 	(void)sd_notifyf(false, "STATUS=%s: %" PRIu64 " served, %" PRIu64 " missing, %" PRIu64
 			 " failed, %u in flight", manager_state_to_string(m->state), m->served,
@@ -867,7 +861,7 @@ static int on_changed(sd_event_source *s, uint64_t usec, void *userdata)
 		root_set_release(m);
 	update_watchdog(m);
 	due = m->told_usec + TELL_INTERVAL_USEC;
-	if (m->state != m->told_state || sleep_state_of(m) != m->told_sleep_state || usec >= due)
+	if (m->state_untold || usec >= due)
 		tell(m);
 	else if (!m->tell_timer && /* else told when that fires, with what stands then */
 		 sd_event_add_time(m->event, &m->tell_timer, CLOCK_MONOTONIC, due, 0, on_tell, m) < 0)
@@ -886,6 +880,12 @@ void manager_changed(Manager *m)
 		return;
 	(void)sd_event_add_time_relative(m->event, &m->changed_timer, CLOCK_MONOTONIC,
 					 CHANGED_DELAY_USEC, 0, on_changed, m);
+}
+
+void manager_state_changed(Manager *m)
+{
+	m->state_untold = true;
+	manager_changed(m);
 }
 
 static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
@@ -991,7 +991,7 @@ int manager_run(Manager *m)
 
 	m->state = MANAGER_RUNNING;
 	listening_flag_set(m, true);
-	manager_changed(m);
+	manager_state_changed(m);
 	(void)sd_notify(false, "READY=1");
 	log_info("fw-helperd " PACKAGE_VERSION " running (%s events, %u workers).",
 		 event_source_to_string(m->config->event_source), m->config->workers);

@@ -94,8 +94,7 @@ typedef struct Manager {
 	sd_event_source *changed_timer;	/* armed while a change is still to be told */
 	sd_event_source *tell_timer;	/* armed while new counters wait for TELL_INTERVAL_USEC */
 	usec_t told_usec;		/* when the bus and PID 1 were last told */
-	ManagerState told_state;	/* and what they were told */
-	int told_sleep_state;		/* a SleepState: sleep.h is above this header */
+	bool state_untold;		/* a new State or SleepState: told without that wait */
 	sd_event_source *rescan_source;	/* a scan due on the loop's next turn (request_done()) */
 	sd_event_source *bus_reconnect;	/* armed while the bus is lost */
 	bool watchdog_on;		/* systemd's watchdog pinged (only while busy) */
@@ -168,7 +167,9 @@ int manager_search_roots(Manager *m, char ***ret);
 FwRootSet *manager_root_set(Manager *m);
 
 /*
- * Counters or state changed: told to the bus and systemd once, CHANGED_DELAY_USEC later;
- * new counters alone at most once in TELL_INTERVAL_USEC.
+ * Counters changed: told to the bus and systemd once, CHANGED_DELAY_USEC later, and at
+ * most once in TELL_INTERVAL_USEC.
  */
 void manager_changed(Manager *m);
+/* The manager's or the sleep cycle's state changed: told CHANGED_DELAY_USEC later. */
+void manager_state_changed(Manager *m);

@@ -167,7 +167,7 @@ void sleep_set_state(Sleep *s, SleepState state)
 		  sleep_state_to_string(state));
 	s->state = state;
 	save_state(s);
-	manager_changed(s->manager);
+	manager_state_changed(s->manager);
 }
 
 /* ---- the kernel's fallback timeout ---- */

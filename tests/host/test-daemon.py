@@ -192,6 +192,7 @@ class Notifications:
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         self.sock.bind(self.path)
         self.seen, self.last = [], time.monotonic()
+        self.statuses = []  # when each STATUS= came
         self.lock = threading.Lock()
         threading.Thread(target=self.read, daemon=True).start()
 
@@ -201,6 +202,8 @@ class Notifications:
             with self.lock:
                 self.seen.append(m)
                 self.last = time.monotonic()
+                if m.startswith("STATUS="):
+                    self.statuses.append(self.last)
 
     def env(self):
         return {"NOTIFY_SOCKET": self.path, "WATCHDOG_USEC": str(self.WATCHDOG_USEC)}
@@ -294,6 +297,10 @@ def main():
 
         # New counters alone are told at most once a second: five requests about half a
         # second apart, each of which used to be told on its own, are told fewer times.
+        def served():
+            r = fwctl("status", "--json")
+            return json.loads(r.stdout)["counters"]["served"] if r.returncode == 0 else None
+        expected = "STATUS=running: %s served" % (served() + 5)
         for _ in range(5):
             dev = fx.request("vendor/fw.bin")
             fwctl("rescan")
@@ -302,7 +309,23 @@ def main():
             time.sleep(0.4)
         told = [m for m in notify.since_mark(quiet=1.5) if m.startswith("STATUS=")]
         check("five requests apart: STATUS= told fewer times, the last counters included",
-              0 < len(told) < 5 and told[-1].startswith("STATUS=running: 7 served"), repr(told))
+              0 < len(told) < 5 and told[-1].startswith(expected), "%r, expected %r" % (told, expected))
+
+        # A new state does not wait for that second: a reload right after new counters were
+        # told is told again at the next CHANGED_DELAY_USEC (100 ms), not a second later.
+        dev = fx.request("vendor/fw.bin")
+        fwctl("rescan")
+        wait_for(lambda: loading_of(dev) == "0")
+        fx.finish(dev)
+        before = len(notify.statuses)
+        wait_for(lambda: len(notify.statuses) > before, timeout=3)
+        fwctl("reload")
+        wait_for(lambda: len(notify.statuses) > before + 1, timeout=3)
+        gap = (notify.statuses[before + 1] - notify.statuses[before]
+               if len(notify.statuses) > before + 1 else None)
+        check("a reload is told without waiting for the second", gap is not None and gap < 0.7,
+              "%s s after the counters" % gap)
+        notify.since_mark()
 
         # Only what may keep the loop waiting goes to a worker: a file larger than
         # REQUEST_INLINE_MAX, and any compressed one (unpacking may wait for memory).
