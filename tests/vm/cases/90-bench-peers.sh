@@ -81,38 +81,37 @@ helper_pid() {
 	esac
 }
 
-# helper_cpu PEER: CPU time (utime + stime, jiffies) of the helper process; 0 without one.
-helper_cpu() {
-	local pid
-	pid=$(helper_pid "$1")
-	[ -n "$pid" ] && awk '{ print $14 + $15 }' "/proc/$pid/stat" 2>/dev/null || echo 0
-}
-
-# on_cpu_ns PID...: time the processes' threads ran on a CPU (schedstat), ns.
-on_cpu_ns() {
-	local pid f t n=0
+# schedstat FIELD PID...: a field of schedstat summed over the processes' threads:
+# 1 the time they ran on a CPU (ns), 3 how many times they were run.
+schedstat() {
+	local field=$1 pid f a b c n=0
+	shift
 	for pid; do
 		for f in /proc/"$pid"/task/*/schedstat; do
-			[ -r "$f" ] && read -r t _ <"$f" && n=$((n + t))
+			[ -r "$f" ] && read -r a b c <"$f" || continue
+			case $field in 1) n=$((n + a)) ;; 3) n=$((n + c)) ;; esac
 		done
 	done
 	echo "$n"
 }
+on_cpu_ns() { schedstat 1 "$@"; }
 
-# wakeups PID...: how often the processes' threads went to sleep and were woken
-# (voluntary switches), summed.
-wakeups() {
-	local pid f k v n=0
+# switches KIND PID...: the processes' threads' context switches, summed; KIND is
+# voluntary (went to sleep and were woken) or nonvoluntary (preempted).
+switches() {
+	local key=$1_ctxt_switches: pid f k v n=0
+	shift
 	for pid; do
 		for f in /proc/"$pid"/task/*/status; do
 			[ -r "$f" ] || continue
 			while read -r k v _; do
-				[ "$k" = voluntary_ctxt_switches: ] && n=$((n + v))
+				[ "$k" = "$key" ] && n=$((n + v))
 			done <"$f"
 		done
 	done
 	echo "$n"
 }
+wakeups() { switches voluntary "$@"; }
 
 # The cost of a series of requests beyond its time, per peer and kind (4k, 256k, miss):
 # the helper's CPU (ns), and how often PID 1, dbus-daemon and journald were woken.
@@ -322,22 +321,25 @@ peer_off fwhd
 
 # throughput SIZE_NAME BYTES
 throughput() {
-	local p i c0 c1 h0 h1 v
+	local p pid i c0 c1 h0 h1 v
 	for p in $PEERS; do
 		peer_on "$p"
 		: >"$FWH_CASE_TMP/v"
 		: >"$FWH_CASE_TMP/c"
 		: >"$FWH_CASE_TMP/h"
+		pid=$(helper_pid "$p")
 		for i in $(seq "$REPS_TP"); do
-			h0=$(helper_cpu "$p")
+			# shellcheck disable=SC2086 # no word for no helper
+			h0=$(on_cpu_ns $pid)
 			c0=$(cpu_busy)
 			timed "$SUB/tp-$1.bin"
 			c1=$(cpu_busy)
-			h1=$(helper_cpu "$p")
+			# shellcheck disable=SC2086
+			h1=$(on_cpu_ns $pid)
 			[ "$RC" = 0 ] || { info "$p: tp-$1 failed"; continue; }
 			echo "$US" >>"$FWH_CASE_TMP/v"
 			echo $(( (c1 - c0) * 10 )) >>"$FWH_CASE_TMP/c"
-			echo $(( (h1 - h0) * 10 )) >>"$FWH_CASE_TMP/h"
+			echo $(( (h1 - h0) / 1000000 )) >>"$FWH_CASE_TMP/h"
 			if [ "$i" = 1 ] && [ "$1" = 64m ]; then
 				cmp -s "$FWH_TF_DEV" "$SRV_DIR/tp-$1.bin" || info "$p: tp-$1 NOT byte-exact"
 			fi
@@ -471,20 +473,17 @@ footprint() {
 	pid=$(fwhd_pid)
 	row footprint fwhd rss_kib_after_serving "$(awk '/^VmRSS/ { print $2 }' /proc/$pid/status)"
 	row footprint fwhd vmhwm_kib "$(awk '/^VmHWM/ { print $2 }' /proc/$pid/status)"
-	v0=$(awk '/^voluntary_ctxt/ { print $2 }' /proc/$pid/status)
-	n0=$(awk '/^nonvoluntary_ctxt/ { print $2 }' /proc/$pid/status)
-	read -r _ _ r0 </proc/$pid/schedstat
-	s0=$(awk '{ print $14 + $15 }' /proc/$pid/stat)
+	# all threads: an idle worker that woke would count too
+	v0=$(wakeups "$pid") n0=$(switches nonvoluntary "$pid")
+	r0=$(schedstat 3 "$pid") s0=$(on_cpu_ns "$pid")
 	sleep "$IDLE_S"
-	v1=$(awk '/^voluntary_ctxt/ { print $2 }' /proc/$pid/status)
-	n1=$(awk '/^nonvoluntary_ctxt/ { print $2 }' /proc/$pid/status)
-	read -r _ _ r1 </proc/$pid/schedstat
-	s1=$(awk '{ print $14 + $15 }' /proc/$pid/stat)
+	v1=$(wakeups "$pid") n1=$(switches nonvoluntary "$pid")
+	r1=$(schedstat 3 "$pid") s1=$(on_cpu_ns "$pid")
 	row footprint fwhd idle_seconds "$IDLE_S"
 	row footprint fwhd idle_voluntary_switches $((v1 - v0))
 	row footprint fwhd idle_involuntary_switches $((n1 - n0))
 	row footprint fwhd idle_runs_schedstat $((r1 - r0))
-	row footprint fwhd idle_cpu_ms $(( (s1 - s0) * 10 ))
+	row footprint fwhd idle_cpu_us $(( (s1 - s0) / 1000 ))
 	row footprint fwhd rss_kib_idle_end "$(awk '/^VmRSS/ { print $2 }' /proc/$pid/status)"
 	row footprint fwhd watchdog_usec "$(systemctl show -p WatchdogUSec --value fw-helperd.service)"
 	peer_off fwhd
