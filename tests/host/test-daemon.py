@@ -300,7 +300,7 @@ def main():
         def served():
             r = fwctl("status", "--json")
             return json.loads(r.stdout)["counters"]["served"] if r.returncode == 0 else None
-        expected = "STATUS=running: %s served" % (served() + 5)
+        expected = "STATUS=running: %d served" % ((served() or 0) + 5)  # None: fails below
         for _ in range(5):
             dev = fx.request("vendor/fw.bin")
             fwctl("rescan")
