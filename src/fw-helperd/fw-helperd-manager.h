@@ -94,7 +94,7 @@ typedef struct Manager {
 	sd_event_source *changed_timer;	/* armed while a change is still to be told */
 	sd_event_source *tell_timer;	/* armed while new counters wait for TELL_INTERVAL_USEC */
 	usec_t told_usec;		/* when the bus and PID 1 were last told */
-	bool state_untold;		/* a new State or SleepState: told without that wait */
+	bool state_untold;		/* a new State or SleepState: told without waiting for TELL_INTERVAL_USEC */
 	sd_event_source *rescan_source;	/* a scan due on the loop's next turn (request_done()) */
 	sd_event_source *bus_reconnect;	/* armed while the bus is lost */
 	bool watchdog_on;		/* systemd's watchdog pinged (only while busy) */
