@@ -18,13 +18,10 @@ make_blob 5000 "$FWH_FW_DIR/idle.bin" 621
 serve idle.bin "$FWH_FW_DIR/idle.bin"
 pid=$(fwh_pid)
 
-# runs PID: how often any of the daemon's threads was put on a CPU.
-runs() { cat /proc/"$1"/task/*/schedstat | awk '{ n += $3 } END { print n }'; }
-
 sleep 1 # the answer's bookkeeping settles
-before=$(runs "$pid")
+before=$(sched_runs "$pid")
 sleep 12
-after=$(runs "$pid")
+after=$(sched_runs "$pid")
 info "idle 12 s: $((after - before)) runs"
 check "the idle daemon was not replaced (systemd expected no pings)" test "$(fwh_pid)" = "$pid"
 check "the idle daemon did not run ($((after - before)) runs in 12 s)" test "$((after - before))" = 0

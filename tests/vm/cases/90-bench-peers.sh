@@ -81,56 +81,63 @@ helper_pid() {
 	esac
 }
 
-# schedstat FIELD PID...: a field of schedstat summed over the processes' threads:
-# 1 the time they ran on a CPU (ns), 3 how many times they were run.
-schedstat() {
-	local field=$1 pid f a b c n=0
-	shift
-	for pid; do
-		for f in /proc/"$pid"/task/*/schedstat; do
-			[ -r "$f" ] && read -r a b c <"$f" || continue
-			case $field in 1) n=$((n + a)) ;; 3) n=$((n + c)) ;; esac
-		done
-	done
-	echo "$n"
+# How often PID 1, dbus-daemon and journald are woken during a series: sched_wakeup
+# events with their main threads as the wakee, in a tracefs instance of the bench's own
+# that records only while a series runs. (Their voluntary context switches, counted
+# here before, came to about three times as many for PID 1.)
+WAKE_TRACE=/sys/kernel/tracing/instances/fwh-bench-wakeups
+wake_trace_setup() {
+	[ -d /sys/kernel/tracing/instances ] || mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
+	if ! mkdir "$WAKE_TRACE" 2>/dev/null; then
+		info "# no tracefs instance $WAKE_TRACE: wake-ups not counted"
+		WAKE_TRACE=
+		return 0
+	fi
+	at_exit "echo 0 >$WAKE_TRACE/events/sched/sched_wakeup/enable; rmdir $WAKE_TRACE"
+	echo 0 >"$WAKE_TRACE/tracing_on"
+	echo 256 >"$WAKE_TRACE/buffer_size_kb"
+	echo 1 >"$WAKE_TRACE/events/sched/sched_wakeup/enable"
 }
-on_cpu_ns() { schedstat 1 "$@"; }
-
-# switches KIND PID...: the processes' threads' context switches, summed; KIND is
-# voluntary (went to sleep and were woken) or nonvoluntary (preempted).
-switches() {
-	local key=$1_ctxt_switches: pid f k v n=0
-	shift
-	for pid; do
-		for f in /proc/"$pid"/task/*/status; do
-			[ -r "$f" ] || continue
-			while read -r k v _; do
-				[ "$k" = "$key" ] && n=$((n + v))
-			done <"$f"
-		done
-	done
-	echo "$n"
+main_pid() { systemctl show -p MainPID --value "$1"; }
+wake_start() {
+	[ -n "$WAKE_TRACE" ] || return 0
+	local d j
+	d=$(main_pid dbus.service) j=$(main_pid systemd-journald.service)
+	wake_pids="1 ${d:-0} ${j:-0}"	# MainPID 0: not running
+	echo "pid == 1 || pid == ${d:-0} || pid == ${j:-0}" >"$WAKE_TRACE/events/sched/sched_wakeup/filter"
+	: >"$WAKE_TRACE/trace"	# opened for writing with O_TRUNC: emptied
+	echo 1 >"$WAKE_TRACE/tracing_on"
 }
-wakeups() { switches voluntary "$@"; }
+wake_stop() { [ -z "$WAKE_TRACE" ] || echo 0 >"$WAKE_TRACE/tracing_on"; }
+# wake_counts: "PID1 DBUS JOURNALD", how often each was woken since wake_start
+wake_counts() {
+	awk -v pids="$wake_pids" 'BEGIN { n = split(pids, p, " ") }
+		/ sched_wakeup: / && match($0, / pid=[0-9]+/) { c[substr($0, RSTART + 5, RLENGTH - 5)]++ }
+		END { for (i = 1; i <= n; i++) printf "%d ", c[p[i]]; print "" }' "$WAKE_TRACE/trace"
+}
 
 # The cost of a series of requests beyond its time, per peer and kind (4k, 256k, miss):
 # the helper's CPU (ns), and how often PID 1, dbus-daemon and journald were woken.
 # (The whole system's CPU from /proc/stat is too coarse for a series of ten requests:
-# 10 ms ticks, and the requesting shell's own loop in it.)
+# 10 ms ticks, and the requesting shell's own loop in it.) Looked up before the trace
+# starts: systemctl wakes PID 1.
 declare -A cost
-cost_snapshot() {
-	local pid
-	pid=$(helper_pid "$1")
-	# shellcheck disable=SC2046,SC2086 # no word for no helper, one a PID
-	echo "$(on_cpu_ns $pid) $(wakeups 1) $(wakeups $(pidof dbus-daemon))" \
-		"$(wakeups $(pidof systemd-journald))"
+cost_start() {
+	cost_pid=$(helper_pid "$1")
+	# shellcheck disable=SC2086 # no word for no helper, one a PID
+	cost_cpu0=$(on_cpu_ns $cost_pid)
+	wake_start
 }
-cost_start() { cost_before=$(cost_snapshot "$1"); }
 cost_add() { # PEER KIND N
-	local b a i k=$1:$2
-	read -ra b <<<"$cost_before"
-	read -ra a <<<"$(cost_snapshot "$1")"
-	for i in 0 1 2 3; do cost[$k:$i]=$(( ${cost[$k:$i]:-0} + a[i] - b[i] )); done
+	local k=$1:$2 w i cpu1
+	wake_stop
+	# shellcheck disable=SC2086
+	cpu1=$(on_cpu_ns $cost_pid)
+	cost[$k:0]=$(( ${cost[$k:0]:-0} + cpu1 - cost_cpu0 ))
+	if [ -n "$WAKE_TRACE" ]; then
+		read -ra w <<<"$(wake_counts)"
+		for i in 1 2 3; do cost[$k:$i]=$(( ${cost[$k:$i]:-0} + w[i - 1] )); done
+	fi
 	cost[$k:n]=$(( ${cost[$k:n]:-0} + $3 ))
 }
 # cost_rows WORKLOAD PEER KIND: per request; wake-ups per 100 requests
@@ -139,6 +146,7 @@ cost_rows() {
 	n=${cost[$k:n]:-0}
 	[ "$n" -gt 0 ] || return 0
 	row "$1" "$2" helper_cpu_us_per_req $(( ${cost[$k:0]} / 1000 / n ))
+	[ -n "$WAKE_TRACE" ] || return 0
 	row "$1" "$2" wakeups_per100 \
 		"$(( ${cost[$k:1]} * 100 / n ))/$(( ${cost[$k:2]} * 100 / n ))/$(( ${cost[$k:3]} * 100 / n ))"
 }
@@ -276,6 +284,7 @@ setup_test_firmware
 mask_udev_firmware_rule
 modprobe fwh_test_burst || fail "modprobe fwh_test_burst"
 at_exit "rmmod fwh_test_burst 2>/dev/null"
+wake_trace_setup
 # (cleanups run last registered first: udevd comes back after the peers stopped)
 at_exit '[ -z "$udevd_stopped" ] || udevd_start'
 at_exit '[ -z "$mdev_pid" ] || peer_off mdev'
@@ -474,11 +483,11 @@ footprint() {
 	row footprint fwhd rss_kib_after_serving "$(awk '/^VmRSS/ { print $2 }' /proc/$pid/status)"
 	row footprint fwhd vmhwm_kib "$(awk '/^VmHWM/ { print $2 }' /proc/$pid/status)"
 	# all threads: an idle worker that woke would count too
-	v0=$(wakeups "$pid") n0=$(switches nonvoluntary "$pid")
-	r0=$(schedstat 3 "$pid") s0=$(on_cpu_ns "$pid")
+	v0=$(switches voluntary "$pid") n0=$(switches nonvoluntary "$pid")
+	r0=$(sched_runs "$pid") s0=$(on_cpu_ns "$pid")
 	sleep "$IDLE_S"
-	v1=$(wakeups "$pid") n1=$(switches nonvoluntary "$pid")
-	r1=$(schedstat 3 "$pid") s1=$(on_cpu_ns "$pid")
+	v1=$(switches voluntary "$pid") n1=$(switches nonvoluntary "$pid")
+	r1=$(sched_runs "$pid") s1=$(on_cpu_ns "$pid")
 	row footprint fwhd idle_seconds "$IDLE_S"
 	row footprint fwhd idle_voluntary_switches $((v1 - v0))
 	row footprint fwhd idle_involuntary_switches $((n1 - n0))

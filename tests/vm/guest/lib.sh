@@ -88,6 +88,43 @@ wait_until() { # TIMEOUT_S CMD... : poll CMD every 0.1 s; 1 on timeout
 	done
 }
 
+## What processes cost the scheduler ---------------------------------------
+# Each sums over all the processes' threads: a worker that wakes counts as much as
+# the main thread. A PID that is gone adds nothing.
+
+# on_cpu_ns PID...: how long they ran on a CPU, in ns
+on_cpu_ns() { _fwh_schedstat 1 "$@"; }
+# sched_runs PID...: how many times they were put on a CPU
+sched_runs() { _fwh_schedstat 3 "$@"; }
+
+_fwh_schedstat() { # COLUMN PID...: a column of /proc/PID/task/TID/schedstat, summed
+	_fwh_col=$1 _fwh_n=0
+	shift
+	for _fwh_pid; do
+		for _fwh_f in /proc/"$_fwh_pid"/task/*/schedstat; do
+			[ -r "$_fwh_f" ] && read -r _fwh_1 _fwh_2 _fwh_3 <"$_fwh_f" || continue
+			eval "_fwh_n=\$((_fwh_n + _fwh_$_fwh_col))"
+		done
+	done
+	echo "$_fwh_n"
+}
+
+# switches voluntary|nonvoluntary PID...: context switches, summed; voluntary: the
+# thread went to sleep, nonvoluntary: it was preempted
+switches() {
+	_fwh_key=$1_ctxt_switches: _fwh_n=0
+	shift
+	for _fwh_pid; do
+		for _fwh_f in /proc/"$_fwh_pid"/task/*/status; do
+			[ -r "$_fwh_f" ] || continue
+			while read -r _fwh_k _fwh_v _; do
+				[ "$_fwh_k" = "$_fwh_key" ] && _fwh_n=$((_fwh_n + _fwh_v))
+			done <"$_fwh_f"
+		done
+	done
+	echo "$_fwh_n"
+}
+
 ## Journal ----------------------------------------------------------------
 
 # journal_mark: remember the journal's current end; wait_journal and
