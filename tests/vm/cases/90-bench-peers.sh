@@ -120,7 +120,11 @@ wake_counts() {
 # the helper's CPU (ns), and how often PID 1, dbus-daemon and journald were woken.
 # (The whole system's CPU from /proc/stat is too coarse for a series of ten requests:
 # 10 ms ticks, and the requesting shell's own loop in it.) Looked up before the trace
-# starts: systemctl wakes PID 1.
+# starts: systemctl wakes PID 1. Counted until COST_SETTLE_S after the series' last
+# answer: fw-helperd tells PID 1 and the bus of new counters 100 ms after a change and at
+# most once a second (CHANGED_DELAY_USEC, TELL_INTERVAL_USEC), and that is the series'
+# cost too.
+COST_SETTLE_S=1.3
 declare -A cost
 cost_start() {
 	cost_pid=$(helper_pid "$1")
@@ -130,6 +134,7 @@ cost_start() {
 }
 cost_add() { # PEER KIND N
 	local k=$1:$2 w i cpu1
+	sleep "$COST_SETTLE_S"
 	wake_stop
 	# shellcheck disable=SC2086
 	cpu1=$(on_cpu_ns $cost_pid)
