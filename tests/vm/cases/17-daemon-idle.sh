@@ -15,8 +15,13 @@ systemctl daemon-reload
 fault_setup
 at_exit "rm -f $FWH_FW_DIR/idle.bin $FWH_FW_DIR/idle-big.bin"
 make_blob 5000 "$FWH_FW_DIR/idle.bin" 621
-serve idle.bin "$FWH_FW_DIR/idle.bin"
 pid=$(fwh_pid)
+before=$(sched_runs "$pid")
+serve idle.bin "$FWH_FW_DIR/idle.bin"
+after=$(sched_runs "$pid")
+# the count below would be 0 from a reader that counts nothing too
+check "answering a request ran the daemon ($((after - before)) runs)" test "$((after - before))" -gt 0
+check "the daemon that answered is the one watched" test "$(fwh_pid)" = "$pid"
 
 sleep 1 # the answer's bookkeeping settles
 before=$(sched_runs "$pid")
