@@ -69,7 +69,7 @@ fwh_rule=/etc/udev/rules.d/50-firmware.rules
 # the name without_fw_helperd sets it aside under, so its cleanup restores it
 fwh_rule_aside=$FWH_CASE_TMP/aside-50-firmware.rules
 
-fwhd_pid() { systemctl show -p MainPID --value fw-helperd.service; }
+fwhd_pid() { main_pid fw-helperd.service; }
 
 # helper_pid PEER: the peer's long-lived helper process; nothing for the kernel and
 # for udev's short-lived RUN+= children.
@@ -99,7 +99,6 @@ wake_trace_setup() {
 	echo 256 >"$WAKE_TRACE/buffer_size_kb"
 	echo 1 >"$WAKE_TRACE/events/sched/sched_wakeup/enable"
 }
-main_pid() { systemctl show -p MainPID --value "$1"; }
 wake_start() {
 	[ -n "$WAKE_TRACE" ] || return 0
 	local d j

@@ -97,13 +97,16 @@ on_cpu_ns() { _fwh_schedstat 1 "$@"; }
 # sched_runs PID...: how many times they were put on a CPU
 sched_runs() { _fwh_schedstat 3 "$@"; }
 
-_fwh_schedstat() { # COLUMN PID...: a column of /proc/PID/task/TID/schedstat, summed
+_fwh_schedstat() { # 1|3 PID...: that column of /proc/PID/task/TID/schedstat, summed
 	_fwh_col=$1 _fwh_n=0
 	shift
 	for _fwh_pid; do
 		for _fwh_f in /proc/"$_fwh_pid"/task/*/schedstat; do
 			[ -r "$_fwh_f" ] && read -r _fwh_1 _fwh_2 _fwh_3 <"$_fwh_f" || continue
-			eval "_fwh_n=\$((_fwh_n + _fwh_$_fwh_col))"
+			case $_fwh_col in
+			1) _fwh_n=$((_fwh_n + _fwh_1)) ;;
+			3) _fwh_n=$((_fwh_n + _fwh_3)) ;;
+			esac
 		done
 	done
 	echo "$_fwh_n"
@@ -353,6 +356,9 @@ without_fw_helperd() {
 }
 
 ## Misc -------------------------------------------------------------------
+
+# main_pid UNIT: the unit's main process; 0 when it is not running
+main_pid() { systemctl show -p MainPID --value "$1"; }
 
 # as_user CMD...: run as the unprivileged test user (no login session).
 as_user() {

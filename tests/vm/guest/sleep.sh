@@ -47,7 +47,7 @@ checks_done() {
 
 ## The daemon ---------------------------------------------------------------
 
-fwh_pid() { systemctl show -p MainPID --value "$FWH_UNIT"; }
+fwh_pid() { main_pid "$FWH_UNIT"; }
 
 # fwh_prop NAME: a property of org.fwhelperd1.Manager, value only ("idle", 3).
 fwh_prop() {
